@@ -1,0 +1,443 @@
+#!/usr/bin/env python3
+"""Makes the card images in this folder and their manifest.json, deterministically.
+
+Every image comes from a seeded random generator, so running this script again with the
+same Pillow and fonts gives the same files. Only published test card numbers are used.
+
+    python3 Fixtures/cards/generate.py            # rewrite Fixtures/cards
+    python3 Fixtures/cards/generate.py --out DIR  # write somewhere else
+
+Kinds of image (the manifest's `kind`):
+  flat      a flat scan: the card fills the frame, printed digits
+  photo     a photo: the card at an angle on a plain or busy background
+  embossed  raised, metallic-looking digits, flat or photographed
+  back      the back of a card: stripe, signature panel, CVC, phone numbers; no card number
+  other     not a card at all (a receipt, a letter) with digits but no card number
+
+Requires Pillow (pip install pillow) and Debian's fonts-ocr-a, fonts-ocr-b,
+fonts-dejavu-core and fonts-liberation2.
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+# Canonical card size used for drawing: 10 px per mm, ID-1 is 85.60 x 53.98 mm.
+CARD_W, CARD_H = 856, 540
+
+FONTS = {
+    "ocr-a": "/usr/share/fonts/truetype/ocr-a/OCRA.ttf",
+    "ocr-b": "/usr/share/fonts/opentype/ocr-b/OCRB.otf",
+    "dejavu-mono": "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
+    "dejavu-mono-bold": "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf",
+    "liberation-mono": "/usr/share/fonts/truetype/liberation2/LiberationMono-Regular.ttf",
+    "liberation-sans": "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf",
+    "liberation-sans-bold": "/usr/share/fonts/truetype/liberation2/LiberationSans-Bold.ttf",
+    "dejavu-sans": "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+}
+LABEL_FONT = "liberation-sans-bold"
+NUMBER_FONTS = ["ocr-a", "ocr-b", "dejavu-mono", "dejavu-mono-bold", "liberation-mono", "liberation-sans"]
+
+# Published test numbers (processor sandboxes), by brand.
+TEST_CARDS = {
+    "visa": ["4111111111111111", "4242424242424242", "4012888888881881", "4000056655665556",
+             "4000000000000002", "4000000000009995", "4000000000000069", "4000000000000127"],
+    "mastercard": ["5555555555554444", "5105105105105100", "2223003122003222", "5200828282828210",
+                   "2221000000000009"],
+    "amex": ["378282246310005", "371449635398431", "378734493671000"],
+    "discover": ["6011111111111117", "6011000990139424"],
+    "diners": ["30569309025904", "38520000023237", "36227206271667"],
+    "jcb": ["3530111333300000", "3566002020360505"],
+    "unionpay": ["6200000000000005", "6200000000000047"],
+    "maestro": ["6759649826438453"],
+    "mir": ["2200000000000004"],
+    "elo": ["5066991111111118"],
+    "hipercard": ["6062828888666688"],
+    "hiper": ["6370950000000005"],
+}
+
+BRAND_MARK = {
+    "visa": "VISA", "mastercard": "mastercard", "amex": "AMERICAN EXPRESS", "discover": "DISCOVER",
+    "diners": "Diners Club", "jcb": "JCB", "unionpay": "UnionPay", "maestro": "maestro", "mir": "MIR",
+    "elo": "elo", "hipercard": "Hipercard", "hiper": "Hiper",
+}
+
+HOLDERS = ["JANE A DOE", "JOHN SMITH", "MARIA GARCIA", "LI WEI", "ALEX MORGAN", "SAM TAYLOR",
+           "OLGA IVANOVA", "AMARA OKAFOR", "NOAH BROWN", "EMMA WILSON"]
+BANKS = ["FIRST TEST BANK", "SANDBOX CREDIT UNION", "EXAMPLE SAVINGS", "DEMO BANK", "ACME FINANCIAL"]
+
+
+def luhn_ok(number):
+    total = 0
+    for index, char in enumerate(reversed(number)):
+        digit = int(char)
+        if index % 2 == 1:
+            digit *= 2
+            if digit > 9:
+                digit -= 9
+        total += digit
+    return total % 10 == 0
+
+
+def group(number):
+    """Splits a number the way its brand prints it."""
+    if len(number) == 15:
+        sizes = [4, 6, 5]
+    elif len(number) == 14:
+        sizes = [4, 6, 4]
+    else:
+        sizes = [4] * (len(number) // 4) + ([len(number) % 4] if len(number) % 4 else [])
+    parts, start = [], 0
+    for size in sizes:
+        parts.append(number[start:start + size])
+        start += size
+    return parts
+
+
+def font(name, size):
+    return ImageFont.truetype(FONTS[name], size)
+
+
+def lerp(a, b, t):
+    return tuple(int(a[i] + (b[i] - a[i]) * t) for i in range(3))
+
+
+def gradient(size, top, bottom, horizontal=False):
+    width, height = size
+    image = Image.new("RGB", size)
+    draw = ImageDraw.Draw(image)
+    steps = width if horizontal else height
+    for i in range(steps):
+        colour = lerp(top, bottom, i / max(1, steps - 1))
+        if horizontal:
+            draw.line([(i, 0), (i, height)], fill=colour)
+        else:
+            draw.line([(0, i), (width, i)], fill=colour)
+    return image
+
+
+def rounded_mask(size, radius):
+    mask = Image.new("L", size, 0)
+    ImageDraw.Draw(mask).rounded_rectangle([0, 0, size[0] - 1, size[1] - 1], radius=radius, fill=255)
+    return mask
+
+
+def card_palette(rng, embossed):
+    if embossed:
+        base = rng.choice([(150, 152, 160), (120, 130, 150), (170, 160, 130), (90, 100, 120)])
+        return base, lerp(base, (230, 230, 235), 0.5), (235, 235, 240)
+    light = rng.random() < 0.5
+    if light:
+        top = (rng.randint(200, 250), rng.randint(200, 250), rng.randint(200, 250))
+        bottom = lerp(top, (rng.randint(120, 200), rng.randint(120, 200), rng.randint(150, 230)), 0.6)
+        ink = rng.choice([(20, 20, 30), (40, 30, 60), (10, 40, 70)])
+    else:
+        top = (rng.randint(10, 80), rng.randint(10, 80), rng.randint(40, 120))
+        bottom = lerp(top, (rng.randint(0, 60), rng.randint(60, 140), rng.randint(60, 160)), 0.7)
+        ink = rng.choice([(245, 245, 245), (255, 230, 170), (220, 230, 255)])
+    return top, bottom, ink
+
+
+def draw_text(draw, xy, text, fnt, fill, embossed=False):
+    if embossed:
+        x, y = xy
+        draw.text((x + 2, y + 2), text, font=fnt, fill=(40, 40, 45))
+        draw.text((x - 1, y - 1), text, font=fnt, fill=(255, 255, 255))
+        draw.text((x, y), text, font=fnt, fill=fill)
+    else:
+        draw.text(xy, text, font=fnt, fill=fill)
+
+
+def decorate_front(card, draw, rng, ink):
+    """Bank name, chip, contactless mark and some pattern, none of it a card number."""
+    bank = rng.choice(BANKS)
+    draw.text((48, 36), bank, font=font(LABEL_FONT, 30), fill=ink)
+    # Chip.
+    chip_x, chip_y = 80, 175
+    draw.rounded_rectangle([chip_x, chip_y, chip_x + 110, chip_y + 85], radius=12, fill=(212, 175, 55),
+                           outline=(150, 120, 40), width=2)
+    for offset in (28, 56):
+        draw.line([(chip_x, chip_y + offset), (chip_x + 110, chip_y + offset)], fill=(150, 120, 40), width=2)
+    draw.line([(chip_x + 55, chip_y), (chip_x + 55, chip_y + 85)], fill=(150, 120, 40), width=2)
+    # Contactless waves.
+    for radius in (16, 28, 40):
+        draw.arc([230 - radius, 217 - radius, 230 + radius, 217 + radius], start=-45, end=45, fill=ink, width=4)
+    # Background circles for a little visual noise.
+    for _ in range(rng.randint(0, 3)):
+        cx, cy, r = rng.randint(400, 856), rng.randint(-100, 300), rng.randint(80, 260)
+        draw.ellipse([cx - r, cy - r, cx + r, cy + r], outline=lerp(ink, (128, 128, 128), 0.7), width=3)
+
+
+def render_front(rng, number, brand, month, year, font_name, embossed=False, valid_from=None):
+    top, bottom, ink = card_palette(rng, embossed)
+    card = gradient((CARD_W, CARD_H), top, bottom, horizontal=rng.random() < 0.5)
+    draw = ImageDraw.Draw(card)
+    decorate_front(card, draw, rng, ink)
+
+    parts = group(number)
+    size = rng.randint(50, 58) if len(number) <= 16 else 46
+    fnt = font(font_name, size)
+    gap = fnt.getlength("  ")
+    widths = [fnt.getlength(p) for p in parts]
+    total = sum(widths) + gap * (len(parts) - 1)
+    if total > CARD_W - 100:
+        scale = (CARD_W - 100) / total
+        fnt = font(font_name, int(size * scale))
+        gap = fnt.getlength("  ")
+        widths = [fnt.getlength(p) for p in parts]
+        total = sum(widths) + gap * (len(parts) - 1)
+    x = (CARD_W - total) / 2 if rng.random() < 0.5 else 60
+    y = rng.randint(300, 320)
+    for part, width in zip(parts, widths):
+        draw_text(draw, (x, y), part, fnt, ink, embossed)
+        x += width + gap
+
+    label_font = font(LABEL_FONT, 15)
+    date_font = font(font_name if font_name.startswith("ocr") else "dejavu-mono", 34)
+    date_y = y + size + 22
+    date_x = 300
+    expiry_text = f"{month:02d}/{year % 100:02d}" if rng.random() < 0.8 else f"{month:02d}/{year}"
+    if valid_from:
+        from_month, from_year = valid_from
+        draw.multiline_text((150, date_y + 2), "VALID\nFROM", font=label_font, fill=ink, spacing=2)
+        draw_text(draw, (205, date_y), f"{from_month:02d}/{from_year % 100:02d}", date_font, ink, embossed)
+        date_x = 420
+    label = rng.choice(["VALID\nTHRU", "GOOD\nTHRU", "EXPIRES\nEND", "EXP"])
+    draw.multiline_text((date_x, date_y + 2), label, font=label_font, fill=ink, spacing=2)
+    label_width = max(label_font.getlength(line) for line in label.split("\n"))
+    draw_text(draw, (date_x + label_width + 10, date_y), expiry_text, date_font, ink, embossed)
+
+    holder = rng.choice(HOLDERS)
+    draw_text(draw, (60, CARD_H - 80), holder, font(font_name if font_name.startswith("ocr") else "liberation-sans", 34),
+              ink, embossed)
+    mark = BRAND_MARK[brand]
+    mark_font = font("liberation-sans-bold", 44 if len(mark) < 10 else 26)
+    draw.text((CARD_W - 40 - mark_font.getlength(mark), CARD_H - 90), mark, font=mark_font, fill=ink)
+    return card, holder
+
+
+def render_back(rng):
+    top, bottom, ink = card_palette(rng, False)
+    card = gradient((CARD_W, CARD_H), top, bottom)
+    draw = ImageDraw.Draw(card)
+    draw.rectangle([0, 50, CARD_W, 150], fill=(15, 15, 15))
+    draw.rectangle([50, 190, 560, 250], fill=(245, 245, 235))
+    for i in range(0, 510, 12):
+        draw.line([(50 + i, 190), (50 + i + 30, 250)], fill=(220, 220, 200), width=2)
+    small = font("dejavu-mono", 26)
+    cvc = f"{rng.randint(100, 999)}"
+    draw.text((580, 205), cvc, font=small, fill=(20, 20, 20))
+    text_font = font("liberation-sans", 20)
+    phone = f"1-800-555-{rng.randint(1000, 9999)}"
+    lines = [
+        "Customer service: " + phone,
+        "This card is property of the issuing bank and must be returned on request.",
+        f"Ref {rng.randint(1000, 9999)} {rng.randint(1000, 9999)} {rng.randint(10, 99)}",
+        "Authorized signature - not valid unless signed",
+    ]
+    for index, line in enumerate(lines):
+        draw.text((50, 290 + index * 40), line, font=text_font, fill=ink)
+    return card
+
+
+def not_luhn_number(rng, length=16):
+    while True:
+        digits = "".join(str(rng.randint(0, 9)) for _ in range(length))
+        if not luhn_ok(digits) and digits[0] in "3456":
+            return digits
+
+
+def render_other(rng):
+    """A receipt: totals, a date, a reference number that is not a card number."""
+    width, height = 700, 900
+    image = Image.new("RGB", (width, height), (250, 248, 240))
+    draw = ImageDraw.Draw(image)
+    mono = font("dejavu-mono", 26)
+    lines = [
+        "   CORNER STORE #042",
+        "  12 HIGH STREET",
+        f"  TEL 020 7946 {rng.randint(1000, 9999)}",
+        "",
+        f"DATE {rng.randint(1, 28):02d}/{rng.randint(1, 12):02d}/2026",
+        f"COFFEE            {rng.randint(2, 5)}.{rng.randint(10, 99)}",
+        f"BAGEL             {rng.randint(2, 5)}.{rng.randint(10, 99)}",
+        f"TOTAL            {rng.randint(10, 20)}.{rng.randint(10, 99)}",
+        "",
+        "REF " + " ".join(group(not_luhn_number(rng))),
+        f"AUTH {rng.randint(100000, 999999)}",
+        "CARD ************" + str(rng.randint(1000, 9999)),
+        "",
+        "  THANK YOU",
+    ]
+    for index, line in enumerate(lines):
+        draw.text((40, 40 + index * 52), line, font=mono, fill=(30, 30, 30))
+    return image
+
+
+def background(rng, size, busy):
+    width, height = size
+    if not busy:
+        colour = (rng.randint(40, 230),) * 3 if rng.random() < 0.5 else (
+            rng.randint(60, 200), rng.randint(60, 200), rng.randint(60, 200))
+        return gradient(size, colour, lerp(colour, (0, 0, 0), 0.25))
+    image = gradient(size, (rng.randint(0, 255), rng.randint(0, 255), rng.randint(0, 255)),
+                     (rng.randint(0, 255), rng.randint(0, 255), rng.randint(0, 255)), horizontal=True)
+    draw = ImageDraw.Draw(image)
+    for _ in range(40):
+        x, y = rng.randint(-100, width), rng.randint(-100, height)
+        w, h = rng.randint(30, 300), rng.randint(30, 300)
+        colour = (rng.randint(0, 255), rng.randint(0, 255), rng.randint(0, 255))
+        if rng.random() < 0.5:
+            draw.rectangle([x, y, x + w, y + h], fill=colour)
+        else:
+            draw.ellipse([x, y, x + w, y + h], fill=colour)
+    for _ in range(6):
+        draw.text((rng.randint(0, width - 200), rng.randint(0, height - 40)), str(rng.randint(10, 99999)),
+                  font=font("dejavu-sans", rng.randint(20, 40)), fill=(rng.randint(0, 255),) * 3)
+    return image
+
+
+def perspective_coefficients(target, source):
+    """Coefficients for Image.transform(PERSPECTIVE) mapping output corners `target` to input corners `source`."""
+    matrix, vector = [], []
+    for (x, y), (u, v) in zip(target, source):
+        matrix.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
+        matrix.append([0, 0, 0, x, y, 1, -v * x, -v * y])
+        vector += [u, v]
+    return solve(matrix, vector)
+
+
+def solve(matrix, vector):
+    n = len(vector)
+    rows = [row[:] + [value] for row, value in zip(matrix, vector)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(rows[r][col]))
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(n):
+            if r != col:
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
+    return [rows[i][n] / rows[i][i] for i in range(n)]
+
+
+def photograph(rng, card, busy, angle_range=12.0, tilt=0.08, frame=(1200, 900)):
+    """Places a card on a background, rotated and in perspective, as a phone photo would."""
+    width, height = frame
+    scene = background(rng, frame, busy)
+    card_width = rng.uniform(0.62, 0.8) * width
+    card_height = card_width * CARD_H / CARD_W
+    centre_x = width / 2 + rng.uniform(-0.06, 0.06) * width
+    centre_y = height / 2 + rng.uniform(-0.06, 0.06) * height
+    angle = math.radians(rng.uniform(-angle_range, angle_range))
+    corners = []
+    for dx, dy in [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]:
+        # Perspective: shrink one side a little.
+        squeeze = 1 - tilt * (dy + 0.5) * rng.uniform(0.2, 1.0)
+        x = dx * card_width * squeeze
+        y = dy * card_height
+        corners.append((centre_x + x * math.cos(angle) - y * math.sin(angle),
+                        centre_y + x * math.sin(angle) + y * math.cos(angle)))
+    source = [(0, 0), (CARD_W, 0), (CARD_W, CARD_H), (0, CARD_H)]
+    coefficients = perspective_coefficients(corners, source)
+    warped = card.transform(frame, Image.PERSPECTIVE, coefficients, resample=Image.BICUBIC)
+    mask = rounded_mask((CARD_W, CARD_H), 30).transform(frame, Image.PERSPECTIVE, coefficients,
+                                                         resample=Image.BILINEAR)
+    shadow = mask.filter(ImageFilter.GaussianBlur(12))
+    scene.paste((20, 20, 20), (14, 14), shadow.point(lambda p: p // 2))
+    scene.paste(warped, (0, 0), mask)
+    # A little softness, as from a phone camera.
+    return scene.filter(ImageFilter.GaussianBlur(0.6))
+
+
+def flat_scan(rng, card):
+    """A flatbed scan: the card fills the frame, with a thin margin."""
+    margin = rng.randint(0, 12)
+    scale = rng.uniform(0.9, 1.15)
+    size = (int(CARD_W * scale), int(CARD_H * scale))
+    scan = Image.new("RGB", (size[0] + 2 * margin, size[1] + 2 * margin), (250, 250, 250))
+    scan.paste(card.resize(size, Image.LANCZOS), (margin, margin), rounded_mask(size, int(30 * scale)))
+    return scan
+
+
+def plan():
+    """The list of images to make: (kind, brand, options)."""
+    rng = random.Random(20261121)
+    items = []
+    brands = list(TEST_CARDS)
+    # Flat scans: every brand at least once, then the common ones again, every font.
+    for index in range(20):
+        brand = brands[index % len(brands)] if index < len(brands) else rng.choice(
+            ["visa", "mastercard", "amex", "diners", "discover", "jcb"])
+        items.append(("flat", brand, {"font": NUMBER_FONTS[index % len(NUMBER_FONTS)],
+                                      "valid_from": index % 5 == 2}))
+    for index in range(14):
+        brand = rng.choice(["visa", "mastercard", "amex", "diners", "discover", "unionpay", "jcb"])
+        items.append(("photo", brand, {"font": NUMBER_FONTS[index % len(NUMBER_FONTS)], "busy": index % 2 == 1,
+                                       "valid_from": index % 4 == 3}))
+    for index in range(8):
+        brand = rng.choice(["visa", "mastercard", "amex", "diners"])
+        items.append(("embossed", brand, {"font": rng.choice(["ocr-a", "ocr-b", "dejavu-mono-bold"]),
+                                          "photo": index % 2 == 1, "busy": index % 4 == 3}))
+    for index in range(5):
+        items.append(("back", None, {"photo": index % 2 == 1, "busy": index == 3}))
+    for index in range(3):
+        items.append(("other", None, {"photo": index == 2}))
+    return items
+
+
+def make(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    manifest = []
+    counters = {}
+    used = {}
+    for number_index, (kind, brand, options) in enumerate(plan()):
+        rng = random.Random(1000 + number_index)
+        counters[kind] = counters.get(kind, 0) + 1
+        entry = {"file": None, "pan": None, "month": None, "year": None, "brand": brand, "kind": kind}
+        if kind in ("flat", "photo", "embossed"):
+            numbers = TEST_CARDS[brand]
+            number = numbers[used.get(brand, 0) % len(numbers)]
+            used[brand] = used.get(brand, 0) + 1
+            assert luhn_ok(number), number
+            month, year = rng.randint(1, 12), rng.randint(2026, 2031)
+            valid_from = (rng.randint(1, 12), year - rng.randint(3, 5)) if options.get("valid_from") else None
+            card, holder = render_front(rng, number, brand, month, year, options["font"],
+                                        embossed=(kind == "embossed"), valid_from=valid_from)
+            photo = kind == "photo" or options.get("photo")
+            image = photograph(rng, card, options.get("busy", False)) if photo else flat_scan(rng, card)
+            entry.update({"pan": number, "month": month, "year": year, "holder": holder, "font": options["font"],
+                          "validFrom": bool(valid_from), "busy": bool(options.get("busy")),
+                          "grouping": "-".join(str(len(p)) for p in group(number))})
+            name = f"{kind}-{brand}-{counters[kind]:02d}.png"
+        elif kind == "back":
+            card = render_back(rng)
+            image = photograph(rng, card, options.get("busy", False)) if options.get("photo") else flat_scan(rng, card)
+            name = f"back-{counters[kind]:02d}.png"
+        else:
+            receipt = render_other(rng)
+            image = receipt if not options.get("photo") else photograph(
+                rng, receipt.resize((CARD_W, CARD_H)), False)
+            name = f"other-{counters[kind]:02d}.png"
+        entry["file"] = name
+        image.save(os.path.join(out_dir, name), optimize=True)
+        manifest.append(entry)
+    with open(os.path.join(out_dir, "manifest.json"), "w") as handle:
+        json.dump(manifest, handle, indent=1)
+        handle.write("\n")
+    return manifest
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)), help="output folder")
+    args = parser.parse_args()
+    manifest = make(args.out)
+    print(f"wrote {len(manifest)} images and manifest.json to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
