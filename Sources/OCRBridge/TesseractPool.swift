@@ -24,7 +24,9 @@ public final class TesseractPool: Sendable {
     }
 
     /// Lends an engine to `body` for its duration; the engine must not escape it.
-    public func withEngine<Result>(_ body: (TesseractEngine) throws(OCRError) -> Result) throws(OCRError) -> Result {
+    ///
+    /// - Throws: ``OCRError`` when a new engine cannot be created, or whatever `body` throws.
+    public func withEngine<Result>(_ body: (TesseractEngine) throws -> Result) throws -> Result {
         let reused = idle.withLock { $0.popLast() }
         let engine: TesseractEngine
         if let reused {
