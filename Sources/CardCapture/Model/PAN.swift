@@ -1,0 +1,152 @@
+/// A validated primary account number (the long number on a card).
+///
+/// A `PAN` never prints in full by accident: `description`, `debugDescription`, string
+/// interpolation, `dump` and `print` all give the masked form, the first six and last four
+/// digits (`411111******1111`). The digits are reachable only through ``revealed``, whose
+/// name makes every use easy to find in review.
+///
+/// ```swift
+/// let pan = try PAN("4111 1111 1111 1111")
+/// print(pan)            // 411111******1111
+/// pan.brand             // .visa
+/// ```
+public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    private let digits: [UInt8]
+    /// The card's brand, from its IIN.
+    public let brand: CardBrand
+
+    /// Parses and validates a card number as a person would type it.
+    ///
+    /// Spaces and dashes between digits are ignored. The number must belong to a known
+    /// brand, have one of that brand's lengths and pass the Luhn check.
+    ///
+    /// - Parameter input: the number, for example `4111 1111 1111 1111`.
+    /// - Throws: ``CardValidationError`` with code `invalid_number` or `incomplete_number`.
+    public init(_ input: String) throws(CardValidationError) {
+        guard let digits = Self.digits(of: input) else {
+            throw CardValidationError(
+                .invalidNumber, .number, "a card number may contain only digits, spaces and dashes"
+            )
+        }
+        try self.init(digits: digits)
+    }
+
+    init(digits: [UInt8]) throws(CardValidationError) {
+        guard !digits.isEmpty else {
+            throw CardValidationError(.incompleteNumber, .number, "enter the card number")
+        }
+        guard digits.count <= 19 else {
+            throw CardValidationError(
+                .invalidNumber, .number, "a card number has at most 19 digits; this one has \(digits.count)"
+            )
+        }
+        guard let brand = CardBrand.detect(digits: digits) else {
+            if digits.count < 6 && !CardBrand.detectPartial(String(digits.map { Character(String($0)) })).candidates.isEmpty {
+                throw CardValidationError(.incompleteNumber, .number, "this number is too short; enter every digit on the card")
+            }
+            throw CardValidationError(
+                .invalidNumber, .number,
+                "no card brand issues numbers that start this way; check the first digits"
+            )
+        }
+        if digits.count < (brand.lengths.min() ?? 12) {
+            throw CardValidationError(
+                .incompleteNumber, .number,
+                "this number has only \(digits.count) digits; a \(brand.displayName) number has \(Self.describe(brand.lengths))"
+            )
+        }
+        guard brand.lengths.contains(digits.count) else {
+            throw CardValidationError(
+                .invalidNumber, .number,
+                "a \(brand.displayName) number has \(Self.describe(brand.lengths)) digits; this one has \(digits.count)"
+            )
+        }
+        guard Self.luhnValid(digits) else {
+            throw CardValidationError(
+                .invalidNumber, .number, "this number fails the check digit; check the digits, especially the last ones"
+            )
+        }
+        self.digits = digits
+        self.brand = brand
+    }
+
+    // MARK: - Reading it
+
+    /// The full number, digits only. Use it only to encrypt or to hand to a processor.
+    public var revealed: String { String(decoding: digits.map { $0 + 48 }, as: UTF8.self) }
+
+    /// The first six and last four digits with the rest masked: `411111******1111`.
+    public var masked: String {
+        let shown = Set(Array(0..<min(6, digits.count)) + Array(max(0, digits.count - 4)..<digits.count))
+        return String(digits.indices.map { shown.contains($0) ? Character(String(digits[$0])) : "*" })
+    }
+
+    /// The first six digits (the bank identification number).
+    public var bin: String { String(revealed.prefix(6)) }
+    /// The last four digits.
+    public var last4: String { String(revealed.suffix(4)) }
+    /// How many digits the number has.
+    public var length: Int { digits.count }
+
+    /// The number grouped as its brand prints it, masked: `4111 11** **** 1111`.
+    public var maskedGrouped: String { Self.grouped(Array(masked), brand.grouping(forLength: digits.count)) }
+
+    public var description: String { masked }
+    public var debugDescription: String { "PAN(\(masked), \(brand.id))" }
+    public var customMirror: Mirror { Mirror(self, children: ["masked": masked, "brand": brand.id]) }
+
+    // MARK: - Helpers
+
+    /// The Luhn (mod 10) check over a number's digits.
+    public static func luhnValid(_ number: String) -> Bool {
+        guard let digits = digits(of: number), !digits.isEmpty else { return false }
+        return luhnValid(digits)
+    }
+
+    static func luhnValid(_ digits: [UInt8]) -> Bool {
+        var sum = 0
+        for (index, digit) in digits.reversed().enumerated() {
+            var value = Int(digit)
+            if index % 2 == 1 {
+                value *= 2
+                if value > 9 { value -= 9 }
+            }
+            sum += value
+        }
+        return sum % 10 == 0
+    }
+
+    /// The digits of `input`, ignoring spaces and dashes; nil when anything else appears.
+    static func digits(of input: String) -> [UInt8]? {
+        var digits: [UInt8] = []
+        for scalar in input.unicodeScalars {
+            switch scalar {
+            case "0"..."9": digits.append(UInt8(scalar.value - 48))
+            case " ", "-", "\t": continue
+            default: return nil
+            }
+        }
+        return digits
+    }
+
+    static func grouped(_ characters: [Character], _ groups: [Int]) -> String {
+        var parts: [String] = []
+        var start = 0
+        for size in groups where start < characters.count {
+            let end = min(characters.count, start + size)
+            parts.append(String(characters[start..<end]))
+            start = end
+        }
+        if start < characters.count { parts.append(String(characters[start...])) }
+        return parts.joined(separator: " ")
+    }
+
+    private static func describe(_ lengths: [Int]) -> String {
+        let sorted = lengths.sorted()
+        if sorted.count == 1 { return "\(sorted[0])" }
+        if sorted.count > 2, sorted.last! - sorted.first! == sorted.count - 1 {
+            return "\(sorted.first!) to \(sorted.last!)"
+        }
+        return sorted.dropLast().map(String.init).joined(separator: ", ") + " or \(sorted.last!)"
+    }
+}

@@ -1,0 +1,58 @@
+import CardCapture
+import Testing
+
+@Suite("PAN")
+struct PANTests {
+    @Test("never prints in full")
+    func masks() throws {
+        let pan = try PAN("4111 1111 1111 1111")
+        #expect(pan.masked == "411111******1111")
+        #expect("\(pan)" == "411111******1111")
+        #expect(String(describing: pan) == "411111******1111")
+        #expect(String(reflecting: pan) == "PAN(411111******1111, visa)")
+        var dumped = ""
+        dump(pan, to: &dumped)
+        #expect(!dumped.contains("4111111111111111"))
+        #expect(dumped.contains("411111******1111"))
+        #expect(!"\([pan])".contains("4111111111111111"))
+        #expect(!"\(Optional(pan) as Any)".contains("4111111111111111"))
+        #expect(pan.maskedGrouped == "4111 11** **** 1111")
+        #expect(pan.revealed == "4111111111111111")
+        #expect(pan.bin == "411111" && pan.last4 == "1111" && pan.length == 16)
+        let amex = try PAN("3782-822463-10005")
+        #expect(amex.masked == "378282*****0005")
+        #expect(amex.maskedGrouped == "3782 82**** *0005")
+    }
+
+    @Test("Luhn")
+    func luhn() {
+        #expect(PAN.luhnValid("4111111111111111"))
+        #expect(PAN.luhnValid("79927398713"))
+        #expect(!PAN.luhnValid("4111111111111112"))
+        #expect(!PAN.luhnValid("79927398710"))
+        #expect(!PAN.luhnValid(""))
+    }
+
+    @Test("refusals have stable codes and say what to fix", arguments: [
+        ("4111111111111112", "invalid_number", "check digit"),
+        ("4111 1111 1111 111a", "invalid_number", "only digits"),
+        ("9111111111111111", "invalid_number", "first digits"),
+        ("41111111111111111", "invalid_number", "13, 16 or 19"),
+        ("411111111111", "incomplete_number", "only 12 digits"),
+        ("4111", "incomplete_number", "only 4 digits"),
+        ("5", "incomplete_number", "too short"),
+        ("", "incomplete_number", "enter"),
+        ("41111111111111111111", "invalid_number", "at most 19"),
+        ("37828224631000", "incomplete_number", "15"),
+    ])
+    func refusals(_ input: String, _ code: String, _ phrase: String) {
+        let error = #expect(throws: CardValidationError.self) { try PAN(input) }
+        #expect(error?.code.rawValue == code)
+        #expect(error?.field == .number)
+        #expect(error?.message.contains(phrase) == true, "message: \(error?.message ?? "")")
+        // No error message repeats the digits it was given.
+        if input.count > 6 {
+            #expect(error?.message.contains(input) == false)
+        }
+    }
+}

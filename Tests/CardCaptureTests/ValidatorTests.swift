@@ -1,0 +1,44 @@
+import CardCapture
+import Testing
+
+@Suite("Card validation")
+struct ValidatorTests {
+    let validator = CardValidator(clock: .fixed(CalendarDate(year: 2026, month: 11, day: 21)))
+
+    @Test("CVC length follows the brand")
+    func cvc() {
+        #expect(validator.validate(number: "4111111111111111", cvc: "123").isValid)
+        #expect(validator.validate(number: "4111111111111111", cvc: "1234").cvc?.failure?.code == .invalidCVC)
+        #expect(validator.validate(number: "378282246310005", cvc: "1234").isValid)
+        #expect(validator.validate(number: "378282246310005", cvc: "123").cvc?.failure?.code == .invalidCVC)
+        #expect(validator.validate(cvc: "123").isValid)
+        #expect(validator.validate(cvc: "1234").isValid)
+        #expect(validator.validate(cvc: "12").cvc?.failure?.code == .invalidCVC)
+        #expect(validator.validate(cvc: "12a").cvc?.failure?.code == .invalidCVC)
+        // A number with a bad check digit still tells the CVC its brand.
+        #expect(validator.validate(number: "378282246310006", cvc: "123").cvc?.failure?.code == .invalidCVC)
+    }
+
+    @Test("a CVC never prints its digits")
+    func cvcMasked() throws {
+        let cvc = try CVC("737", brand: .visa)
+        #expect("\(cvc)" == "***")
+        #expect(!String(reflecting: cvc).contains("737"))
+        var dumped = ""
+        dump(cvc, to: &dumped)
+        #expect(!dumped.contains("737"))
+        #expect(cvc.revealed == "737")
+    }
+
+    @Test("only the parts given are judged; any failure makes the whole invalid")
+    func parts() {
+        let empty = validator.validate()
+        #expect(empty.isValid && empty.number == nil && empty.expiry == nil && empty.cvc == nil)
+        let result = validator.validate(number: "4111111111111111", expiry: "10/26", cvc: "123")
+        #expect(!result.isValid)
+        #expect(result.errors.map(\.code) == [.expiredCard])
+        #expect(result.brand == .visa)
+        let all = validator.validate(number: "4111111111111112", expiry: "13/26", cvc: "1")
+        #expect(all.errors.map(\.code) == [.invalidNumber, .invalidExpiryMonth, .invalidCVC])
+    }
+}
