@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 extension Bitmap {
     /// The image as 8-bit grey, using the Rec. 601 luma weights. A grey image returns itself.
     public func grey() -> Bitmap {
@@ -72,5 +78,51 @@ extension Bitmap {
             }
         }
         return Bitmap(width: newWidth, height: newHeight, format: format, pixels: out)
+    }
+}
+
+extension Bitmap {
+    /// The image rotated about its centre by `degrees` (positive turns it clockwise on
+    /// screen), same size, with uncovered corners filled with `fill`. Bilinear.
+    public func rotated(degrees: Double, fill: UInt8 = 255) -> Bitmap {
+        if degrees == 0 { return self }
+        let radians = degrees * .pi / 180
+        let cosine = cos(radians)
+        let sine = sin(radians)
+        let channels = format.channels
+        let centreX = Double(width - 1) / 2
+        let centreY = Double(height - 1) / 2
+        var out = [UInt8](repeating: fill, count: pixels.count)
+        pixels.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                for y in 0..<height {
+                    let dy = Double(y) - centreY
+                    for x in 0..<width {
+                        let dx = Double(x) - centreX
+                        // Inverse mapping: where in the source does this target pixel come from?
+                        let sourceX = cosine * dx + sine * dy + centreX
+                        let sourceY = -sine * dx + cosine * dy + centreY
+                        guard sourceX >= 0, sourceY >= 0, sourceX <= Double(width - 1), sourceY <= Double(height - 1) else {
+                            continue
+                        }
+                        let x0 = Int(sourceX)
+                        let y0 = Int(sourceY)
+                        let x1 = min(x0 + 1, width - 1)
+                        let y1 = min(y0 + 1, height - 1)
+                        let fx = sourceX - Double(x0)
+                        let fy = sourceY - Double(y0)
+                        for channel in 0..<channels {
+                            let p00 = Double(source[(y0 * width + x0) * channels + channel])
+                            let p01 = Double(source[(y0 * width + x1) * channels + channel])
+                            let p10 = Double(source[(y1 * width + x0) * channels + channel])
+                            let p11 = Double(source[(y1 * width + x1) * channels + channel])
+                            let value = (p00 + (p01 - p00) * fx) * (1 - fy) + (p10 + (p11 - p10) * fx) * fy
+                            target[(y * width + x) * channels + channel] = UInt8(max(0, min(255, value.rounded())))
+                        }
+                    }
+                }
+            }
+        }
+        return Bitmap(width: width, height: height, format: format, pixels: out)
     }
 }

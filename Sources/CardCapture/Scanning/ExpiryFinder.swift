@@ -1,0 +1,43 @@
+/// Finds a card's expiry among the lines read off it.
+///
+/// Looks for `MM/YY` or `MM/YYYY` (also with `-`), with a plausible year; where the card
+/// prints two dates (VALID FROM … VALID THRU …) the later one is the expiry.
+public enum ExpiryFinder {
+    /// Years a printed expiry may fall in; anything else is taken for a misreading.
+    public static let plausibleYears = 2000...2060
+
+    /// Every date-like `MM/YY` in a text, in order.
+    public static func dates(in text: String) -> [Expiry] {
+        let characters = Array(text)
+        var found: [Expiry] = []
+        var index = 0
+        while index < characters.count {
+            defer { index += 1 }
+            // Month: two digits not preceded by a digit.
+            if index > 0 && characters[index - 1].isASCIIDigit { continue }
+            guard index + 1 < characters.count, characters[index].isASCIIDigit, characters[index + 1].isASCIIDigit else { continue }
+            var cursor = index + 2
+            while cursor < characters.count && characters[cursor] == " " { cursor += 1 }
+            guard cursor < characters.count, characters[cursor] == "/" || characters[cursor] == "-" else { continue }
+            cursor += 1
+            while cursor < characters.count && characters[cursor] == " " { cursor += 1 }
+            var yearDigits = ""
+            while cursor < characters.count && characters[cursor].isASCIIDigit && yearDigits.count < 5 {
+                yearDigits.append(characters[cursor])
+                cursor += 1
+            }
+            guard yearDigits.count == 2 || yearDigits.count == 4,
+                let month = Int(String(characters[index...index + 1])), let rawYear = Int(yearDigits)
+            else { continue }
+            let year = yearDigits.count == 2 ? 2000 + rawYear : rawYear
+            guard plausibleYears.contains(year), let expiry = try? Expiry(month: month, year: year) else { continue }
+            found.append(expiry)
+        }
+        return found
+    }
+
+    /// The expiry among several lines: the latest plausible date.
+    public static func expiry(in lines: [String]) -> Expiry? {
+        lines.flatMap { dates(in: $0) }.max()
+    }
+}

@@ -1,0 +1,83 @@
+public import OCRBridge
+
+/// Grey-level image operations the scanner uses to prepare text for Tesseract.
+extension Bitmap {
+    /// Stretches grey levels so the darkest `clip` share of pixels become black and the
+    /// brightest become white: faint or washed-out text gets full contrast.
+    public func stretchedContrast(clip: Double = 0.01) -> Bitmap {
+        let grey = self.grey()
+        var histogram = [Int](repeating: 0, count: 256)
+        for value in grey.pixels { histogram[Int(value)] += 1 }
+        let total = grey.pixels.count
+        let cut = Int(Double(total) * clip)
+        var low = 0
+        var seen = 0
+        while low < 255 && seen + histogram[low] <= cut {
+            seen += histogram[low]
+            low += 1
+        }
+        var high = 255
+        seen = 0
+        while high > 0 && seen + histogram[high] <= cut {
+            seen += histogram[high]
+            high -= 1
+        }
+        guard high > low else { return grey }
+        let scale = 255.0 / Double(high - low)
+        let table = (0..<256).map { value in UInt8(max(0, min(255, (Double(value - low) * scale).rounded()))) }
+        return Bitmap(width: width, height: height, format: .grey8, pixels: grey.pixels.map { table[Int($0)] })
+    }
+
+    /// The image with black and white swapped.
+    public func inverted() -> Bitmap {
+        Bitmap(width: width, height: height, format: format, pixels: pixels.map { 255 - $0 })
+    }
+
+    /// Otsu's threshold: the grey level that best splits the histogram into two classes.
+    public func otsuThreshold() -> UInt8 {
+        let grey = self.grey()
+        var histogram = [Double](repeating: 0, count: 256)
+        for value in grey.pixels { histogram[Int(value)] += 1 }
+        let total = Double(grey.pixels.count)
+        let sumAll = histogram.enumerated().reduce(0.0) { $0 + Double($1.offset) * $1.element }
+        var weightBackground = 0.0
+        var sumBackground = 0.0
+        var best = (threshold: 0, variance: -1.0)
+        for level in 0..<256 {
+            weightBackground += histogram[level]
+            if weightBackground == 0 { continue }
+            let weightForeground = total - weightBackground
+            if weightForeground == 0 { break }
+            sumBackground += Double(level) * histogram[level]
+            let meanBackground = sumBackground / weightBackground
+            let meanForeground = (sumAll - sumBackground) / weightForeground
+            let variance = weightBackground * weightForeground * (meanBackground - meanForeground) * (meanBackground - meanForeground)
+            if variance > best.variance { best = (level, variance) }
+        }
+        return UInt8(best.threshold)
+    }
+
+    /// Black (0) where the grey level is at or below `threshold`, white (255) elsewhere.
+    public func binarized(threshold: UInt8) -> Bitmap {
+        let grey = self.grey()
+        return Bitmap(width: width, height: height, format: .grey8, pixels: grey.pixels.map { $0 <= threshold ? 0 : 255 })
+    }
+
+    /// Adds a border of `value` around the image: Tesseract reads text better away from the edges.
+    public func padded(by margin: Int, value: UInt8 = 255) -> Bitmap {
+        let grey = self.grey()
+        let newWidth = width + 2 * margin
+        var out = [UInt8](repeating: value, count: newWidth * (height + 2 * margin))
+        for row in 0..<height {
+            let target = (row + margin) * newWidth + margin
+            out.replaceSubrange(target..<(target + width), with: grey.pixels[(row * width)..<((row + 1) * width)])
+        }
+        return Bitmap(width: newWidth, height: height + 2 * margin, format: .grey8, pixels: out)
+    }
+
+    /// The mean grey level.
+    public var meanLevel: Double {
+        let grey = self.grey()
+        return Double(grey.pixels.reduce(0) { $0 + Int($1) }) / Double(grey.pixels.count)
+    }
+}

@@ -1,0 +1,189 @@
+import ArgumentParser
+import CardCapture
+import OCRBridge
+
+/// `capture-cli scan`: reads card numbers and expiries off PNG images.
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Read the card number and expiry off PNG images.",
+        discussion: """
+            Numbers are masked (first 6, last 4) unless --reveal is given. With --json, one JSON \
+            object per image and line, in input order.
+            Exit status: 0 when every image gave a number, 1 when some did not, 2 on an error or bad usage.
+            """
+    )
+
+    @Argument(help: "The PNG images to scan.")
+    var images: [String]
+
+    @Flag(help: "Print one JSON object per image instead of a table.")
+    var json = false
+
+    @Flag(help: "Print the full card number as well as the masked one.")
+    var reveal = false
+
+    @Option(help: "How many images to scan at once (default: the number of cores).")
+    var jobs: Int?
+
+    func validate() throws {
+        if images.isEmpty { throw ValidationError("give at least one PNG image to scan") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+    }
+
+    func run() async throws {
+        let scanner: CardScanner
+        do {
+            scanner = try CardScanner()
+        } catch {
+            Terminal.writeError("capture-cli: \(error.message)")
+            throw ExitCode(2)
+        }
+        let workers = min(jobs ?? Terminal.coreCount, images.count)
+        let progress = Progress(total: images.count, enabled: images.count > 1 && Terminal.isTerminal(2))
+        if !json { print(ScanRow.header) }
+        var outcomes = [ScanOutcome?](repeating: nil, count: images.count)
+        var nextToPrint = 0
+        var failures = (notFound: 0, errors: 0)
+
+        await withTaskGroup(of: (Int, ScanOutcome).self) { group in
+            var nextToStart = 0
+            func startNext() {
+                guard nextToStart < images.count else { return }
+                let index = nextToStart
+                let path = images[index]
+                nextToStart += 1
+                group.addTask {
+                    (index, ScanOutcome(file: path) { try scanner.scan(contentsOf: path) })
+                }
+            }
+            for _ in 0..<workers { startNext() }
+            for await (index, outcome) in group {
+                outcomes[index] = outcome
+                progress.advance()
+                // Print in input order as soon as the next image in line is done.
+                while nextToPrint < outcomes.count, let ready = outcomes[nextToPrint] {
+                    progress.clear()
+                    print(json ? JSONLine.encode(ScanJSON(ready, reveal: reveal)) : ScanRow(ready, reveal: reveal).text)
+                    switch ready.result {
+                    case .success(let result) where result.status == .notFound: failures.notFound += 1
+                    case .failure: failures.errors += 1
+                    default: break
+                    }
+                    nextToPrint += 1
+                }
+                progress.draw()
+                startNext()
+            }
+        }
+        progress.finish()
+        if failures.errors > 0 { throw ExitCode(2) }
+        if failures.notFound > 0 { throw ExitCode(1) }
+    }
+}
+
+/// One image's outcome: a result or an error that never holds card data.
+struct ScanOutcome: Sendable {
+    let file: String
+    let result: Result<ScanResult, OCRError>
+
+    init(file: String, _ body: () throws -> ScanResult) {
+        self.file = file
+        do {
+            result = .success(try body())
+        } catch let error as OCRError {
+            result = .failure(error)
+        } catch {
+            result = .failure(OCRError(.recognitionFailed, "the scan failed: \(type(of: error))"))
+        }
+    }
+}
+
+/// The JSON shape of `scan --json`, one per image.
+struct ScanJSON: Encodable {
+    struct ExpiryJSON: Encodable {
+        let month: Int
+        let year: Int
+    }
+
+    let file: String
+    let status: String
+    let panMasked: String?
+    let pan: String?
+    let brand: String?
+    let expiry: ExpiryJSON?
+    let confidence: Double
+    let ms: Double
+    let error: ErrorJSON?
+
+    init(_ outcome: ScanOutcome, reveal: Bool) {
+        file = outcome.file
+        switch outcome.result {
+        case .success(let result):
+            status = result.status.rawValue
+            panMasked = result.pan?.masked
+            pan = reveal ? result.pan?.revealed : nil
+            brand = result.pan?.brand.id
+            expiry = result.expiry.map { ExpiryJSON(month: $0.month, year: $0.year) }
+            confidence = (result.confidence * 1000).rounded() / 1000
+            ms = (result.milliseconds * 10).rounded() / 10
+            error = nil
+        case .failure(let failure):
+            status = "error"
+            panMasked = nil
+            pan = nil
+            brand = nil
+            expiry = nil
+            confidence = 0
+            ms = 0
+            error = ErrorJSON(code: failure.code.rawValue, message: failure.message)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case file, status, panMasked, pan, brand, expiry, confidence, ms, error
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(file, forKey: .file)
+        try container.encode(status, forKey: .status)
+        try container.encode(panMasked, forKey: .panMasked)
+        try container.encodeIfPresent(pan, forKey: .pan)
+        try container.encode(brand, forKey: .brand)
+        try container.encode(expiry, forKey: .expiry)
+        try container.encode(confidence, forKey: .confidence)
+        try container.encode(ms, forKey: .ms)
+        try container.encodeIfPresent(error, forKey: .error)
+    }
+}
+
+/// One row of the readable table.
+struct ScanRow {
+    static let header = pad("FILE", 34) + pad("STATUS", 11) + pad("NUMBER", 21) + pad("BRAND", 12) + pad("EXPIRY", 9)
+        + pad("CONF", 6) + "MS"
+
+    let text: String
+
+    init(_ outcome: ScanOutcome, reveal: Bool) {
+        let json = ScanJSON(outcome, reveal: reveal)
+        let expiry = json.expiry.map { ($0.month < 10 ? "0" : "") + "\($0.month)/\($0.year % 100)" } ?? "-"
+        var text = Self.pad(json.file.split(separator: "/").last.map(String.init) ?? json.file, 34) + Self.pad(json.status, 11)
+        if let error = json.error {
+            text += "\(error.code): \(error.message)"
+        } else {
+            text += Self.pad(json.pan ?? json.panMasked ?? "-", 21) + Self.pad(json.brand ?? "-", 12) + Self.pad(expiry, 9)
+                + Self.pad(String(format2(json.confidence)), 6) + String(Int(json.ms.rounded()))
+        }
+        self.text = text
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+}
+
+private func format2(_ value: Double) -> String {
+    let hundredths = Int((value * 100).rounded())
+    return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
+}
