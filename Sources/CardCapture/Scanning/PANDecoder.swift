@@ -19,6 +19,7 @@ public struct PANCandidate: Sendable, Equatable {
 public enum PANDecoder {
     struct Slot {
         var choices: [(digit: UInt8, confidence: Double)]
+        var box: Box
     }
 
     /// The valid card numbers in a recognised line, best first.
@@ -37,6 +38,17 @@ public enum PANDecoder {
             }
             if !current.isEmpty { groups.append(current) }
         }
+        let heights = groups.flatMap { $0.map(\.box.height) }.sorted()
+        let digitHeight = heights.isEmpty ? 0 : heights[heights.count / 2]
+        /// A card number stands alone on its row: a window with another digit group close
+        /// beside it is part of something longer (or a misread), not a number.
+        func isolated(_ start: Int, _ end: Int) -> Bool {
+            if start > 0, groups[start][0].box.x - groups[start - 1].last!.box.maxX < 3 * digitHeight { return false }
+            if end + 1 < groups.count, groups[end + 1][0].box.x - groups[end].last!.box.maxX < 3 * digitHeight {
+                return false
+            }
+            return true
+        }
         var found: [PANCandidate] = []
         for start in groups.indices {
             var window: [Slot] = []
@@ -45,7 +57,7 @@ public enum PANDecoder {
                 window += groups[end]
                 sizes.append(groups[end].count)
                 if window.count > 19 { break }
-                guard window.count >= 12 else { continue }
+                guard window.count >= 12, isolated(start, end) else { continue }
                 if let candidate = decode(window, groupSizes: sizes) {
                     found.append(candidate)
                 }
@@ -66,7 +78,7 @@ public enum PANDecoder {
                 choices.append((digit, min(choice.confidence, symbol.confidence) / 100))
             }
         }
-        return Slot(choices: choices)
+        return Slot(choices: choices, box: symbol.box)
     }
 
     static func digitValue(_ text: String) -> UInt8? {
