@@ -54,6 +54,13 @@ public struct RecognizedWord: Sendable, Hashable {
     public var confidence: Double
     public var box: Box
     public var symbols: [RecognizedSymbol]
+
+    public init(text: String, confidence: Double, box: Box, symbols: [RecognizedSymbol]) {
+        self.text = text
+        self.confidence = confidence
+        self.box = box
+        self.symbols = symbols
+    }
 }
 
 /// A recognised line of text.
@@ -62,6 +69,13 @@ public struct RecognizedLine: Sendable, Hashable {
     public var confidence: Double
     public var box: Box
     public var words: [RecognizedWord]
+
+    public init(text: String, confidence: Double, box: Box, words: [RecognizedWord]) {
+        self.text = text
+        self.confidence = confidence
+        self.box = box
+        self.words = words
+    }
 }
 
 /// Everything Tesseract read from one image.

@@ -1,0 +1,136 @@
+@testable import CardCapture
+import OCRBridge
+import Testing
+
+/// Builds recognised lines by hand, so the decoder is tested without Tesseract.
+enum LineBuilder {
+    /// `groups` are digit groups separated by a normal gap; each digit may carry alternatives.
+    static func line(
+        _ groups: [String],
+        confidence: Double = 95,
+        alternatives: [Int: [(String, Double)]] = [:],
+        lowConfidence: [Int: Double] = [:],
+        gap: Int = 30
+    ) -> RecognizedLine {
+        var words: [RecognizedWord] = []
+        var x = 10
+        var index = 0
+        for group in groups {
+            var symbols: [RecognizedSymbol] = []
+            let start = x
+            for character in group {
+                let text = String(character)
+                let conf = lowConfidence[index] ?? confidence
+                let choices = [SymbolChoice(text: text, confidence: conf)]
+                    + (alternatives[index] ?? []).map { SymbolChoice(text: $0.0, confidence: $0.1) }
+                symbols.append(RecognizedSymbol(text: text, confidence: conf, box: Box(x: x, y: 10, width: 20, height: 40), choices: choices))
+                x += 24
+                index += 1
+            }
+            words.append(RecognizedWord(text: group, confidence: confidence, box: Box(x: start, y: 10, width: x - start, height: 40), symbols: symbols))
+            x += gap
+        }
+        return RecognizedLine(text: groups.joined(separator: " "), confidence: confidence, box: Box(x: 0, y: 0, width: x, height: 60), words: words)
+    }
+}
+
+@Suite("PAN decoding from OCR")
+struct PANDecoderTests {
+    @Test("a clean reading gives the number with its confidence")
+    func clean() throws {
+        let candidates = PANDecoder.candidates(in: LineBuilder.line(["4111", "1111", "1111", "1111"]))
+        let best = try #require(candidates.first)
+        #expect(best.pan.revealed == "4111111111111111")
+        #expect(best.substitutions == 0)
+        #expect(best.groupingMatches)
+        #expect(abs(best.confidence - 0.95) < 1e-9)
+    }
+
+    @Test("Amex 4-6-5 and Diners 4-6-4 groupings match their brands")
+    func groupings() throws {
+        let amex = try #require(PANDecoder.candidates(in: LineBuilder.line(["3782", "822463", "10005"])).first)
+        #expect(amex.pan.brand == .amex && amex.groupingMatches)
+        let diners = try #require(PANDecoder.candidates(in: LineBuilder.line(["3056", "930902", "5904"])).first)
+        #expect(diners.pan.brand == .diners && diners.groupingMatches)
+        // The same Amex digits grouped 4-4-4-3 is not how Amex prints them.
+        let wrong = try #require(PANDecoder.candidates(in: LineBuilder.line(["3782", "8224", "6310", "005"])).first)
+        #expect(!wrong.groupingMatches)
+        // A missed gap is fine: Tesseract may merge groups, never split one.
+        let merged = try #require(PANDecoder.candidates(in: LineBuilder.line(["3782822463", "10005"])).first)
+        #expect(merged.groupingMatches)
+    }
+
+    @Test("a misread digit is repaired from the alternatives, at lower confidence")
+    func repair() throws {
+        // 4111 1111 1111 1117 fails Luhn; the last digit's second choice is 1.
+        let line = LineBuilder.line(["4111", "1111", "1111", "1117"], alternatives: [15: [("1", 60)]])
+        let best = try #require(PANDecoder.candidates(in: line).first)
+        #expect(best.pan.revealed == "4111111111111111")
+        #expect(best.substitutions == 1)
+        #expect(best.confidence < 0.5)
+    }
+
+    @Test("no valid number, no candidate")
+    func nothing() {
+        #expect(PANDecoder.candidates(in: LineBuilder.line(["4111", "1111", "1111", "1112"])).isEmpty)
+        #expect(PANDecoder.candidates(in: LineBuilder.line(["1234", "5678"])).isEmpty)
+        #expect(PANDecoder.candidates(in: LineBuilder.line(["9111", "1111", "1111", "1111"])).isEmpty)
+    }
+
+    @Test("a valid run inside a longer run of digits is not a number")
+    func isolation() {
+        // 4012 8888 8888 1 is a valid 13-digit Visa, but 881 follows right after it.
+        let candidates = PANDecoder.candidates(in: LineBuilder.line(["4012", "8888", "8888", "1", "881"]))
+        #expect(!candidates.contains { $0.pan.length == 13 })
+        // Far away (a date at the end of the row) is fine.
+        let far = PANDecoder.candidates(in: LineBuilder.line(["4111", "1111", "1111", "1111", "1227"], gap: 200))
+        #expect(far.first?.pan.revealed == "4111111111111111")
+    }
+
+    @Test("the weakest digit sets the confidence")
+    func weakest() throws {
+        let line = LineBuilder.line(["5555", "5555", "5555", "4444"], lowConfidence: [7: 40])
+        let best = try #require(PANDecoder.candidates(in: line).first)
+        #expect(abs(best.confidence - 0.40) < 1e-9)
+    }
+}
+
+@Suite("Expiry finding")
+struct ExpiryFinderTests {
+    @Test("finds MM/YY and MM/YYYY and ignores the impossible")
+    func dates() throws {
+        #expect(ExpiryFinder.dates(in: "VALID THRU 12/27") == [try Expiry(month: 12, year: 2027)])
+        #expect(ExpiryFinder.dates(in: "GOOD THRU 03/2031") == [try Expiry(month: 3, year: 2031)])
+        #expect(ExpiryFinder.dates(in: "EXP 07 / 29") == [try Expiry(month: 7, year: 2029)])
+        #expect(ExpiryFinder.dates(in: "13/27 00/27").isEmpty)
+        #expect(ExpiryFinder.dates(in: "12/1999").isEmpty)
+        #expect(ExpiryFinder.dates(in: "112/27").isEmpty)
+        #expect(ExpiryFinder.dates(in: "no dates here").isEmpty)
+    }
+
+    @Test("the later of VALID FROM and VALID THRU is the expiry")
+    func twoDates() throws {
+        #expect(ExpiryFinder.expiry(in: ["VALID FROM 09/23", "VALID THRU 09/28"]) == (try Expiry(month: 9, year: 2028)))
+        #expect(ExpiryFinder.expiry(in: ["07/27 09/24"]) == (try Expiry(month: 7, year: 2027)))
+        #expect(ExpiryFinder.expiry(in: ["nothing"]) == nil)
+    }
+}
+
+@Suite("Deskew")
+struct DeskewTests {
+    @Test("finds the angle a line of text was turned by", arguments: [-10.0, -4, 0, 3, 8])
+    func angle(_ degrees: Double) throws {
+        var text = Bitmap(width: 400, height: 60, format: .grey8, filledWith: 255)
+        // Dark bars in a row, like digits.
+        for group in 0..<4 {
+            for digit in 0..<4 {
+                let left = 10 + group * 98 + digit * 20
+                for y in 15..<45 {
+                    for x in left..<(left + 12) { text.pixels[y * 400 + x] = 0 }
+                }
+            }
+        }
+        let turned = text.padded(by: 80).rotated(degrees: degrees)
+        #expect(abs(Deskew.angle(of: turned) + degrees) <= 0.5)
+    }
+}
