@@ -77,7 +77,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaptureCLITests",
-            dependencies: ["CardCapture"],
+            dependencies: ["capture-cli"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -9,4 +9,23 @@ struct CaptureCLI: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [ScanCommand.self, ValidateCommand.self]
     )
+
+    /// Runs the command, mapping usage errors to exit status 2 as the contract says
+    /// (ArgumentParser's own default is 64).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                Terminal.writeError(fullMessage(for: error))
+                Self.exit(withError: ExitCode(2))
+            }
+            Self.exit(withError: error)
+        }
+    }
 }
