@@ -1,0 +1,36 @@
+# Two commands do everything on a fresh Debian machine:
+#   make run    install system packages, build, scan the bundled card images
+#   make test   install system packages, build, run every test
+
+SWIFT ?= swift
+export PATH := $(PATH):/opt/swift/usr/bin
+
+.PHONY: deps build release run test bench-fixtures fixtures clean
+
+deps:
+	bash scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+run: build
+	.build/debug/capture-cli scan Fixtures/cards/*.png || [ $$? -eq 1 ]
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+# Scan every fixture and score it against the manifest (needs python3).
+bench-fixtures: release
+	.build/release/capture-cli scan --json --reveal Fixtures/cards/*.png | python3 scripts/score_scan.py
+
+# Regenerate the fixture images (needs Pillow: pip install pillow==13.0.0).
+fixtures:
+	python3 Fixtures/cards/generate.py
+	python3 Tests/OCRBridgeTests/Fixtures/make_pngs.py
+
+clean:
+	rm -rf .build
