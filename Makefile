@@ -21,7 +21,9 @@ run: build
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	$(SWIFT) test --disable-xctest
+	# The C bridges again under AddressSanitizer (leaks included), in their own build folder.
+	$(SWIFT) test --disable-xctest --sanitize=address --scratch-path .build-asan --filter OCRBridgeTests
 
 # Scan every fixture and score it against the manifest (needs python3).
 bench-fixtures: release
@@ -33,4 +35,4 @@ fixtures:
 	python3 Tests/OCRBridgeTests/Fixtures/make_pngs.py
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-asan

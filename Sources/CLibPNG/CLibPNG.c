@@ -155,8 +155,11 @@ clpng_status clpng_finish(clpng_decoder *decoder, uint8_t *pixels, size_t row_st
     }
     // The whole image with its alpha channel; volatile because it is freed after a longjmp.
     uint8_t *volatile expanded = NULL;
+    png_bytep *volatile rows = NULL;
     if (setjmp(png_jmpbuf(png))) {
+        // A truncated or corrupt stream longjmps out of png_read_image: free what we hold.
         free(expanded);
+        png_free(png, rows);
         return failure(decoder, message, message_capacity);
     }
     // Normalise every colour type and depth to 8-bit grey or RGB, with alpha where the
@@ -193,14 +196,15 @@ clpng_status clpng_finish(clpng_decoder *decoder, uint8_t *pixels, size_t row_st
     if (expanded == NULL) {
         png_error(png, "out of memory for the image");
     }
-    png_bytep *rows = png_malloc(png, sizeof(png_bytep) * height);
+    rows = png_malloc(png, sizeof(png_bytep) * height);
     for (png_uint_32 y = 0; y < height; y++) {
         rows[y] = expanded + y * source_row;
     }
     // png_read_image handles every interlace pass itself.
     png_read_image(png, rows);
-    png_free(png, rows);
     png_read_end(png, NULL);
+    png_free(png, rows);
+    rows = NULL;
 
     for (png_uint_32 y = 0; y < height; y++) {
         const uint8_t *source = expanded + y * source_row;

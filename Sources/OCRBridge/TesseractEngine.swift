@@ -67,6 +67,19 @@ public final class TesseractEngine: @unchecked Sendable {
     /// - Throws: ``OCRError`` `trained_data_missing` when no trained data is found,
     ///   `engine_init_failed` when Tesseract refuses it.
     public init(configuration: Configuration = Configuration()) throws(OCRError) {
+        // Some of Tesseract's variables (debug_file among them) are process globals, and
+        // init reads global state too: engines are created one at a time.
+        let created = Self.creation.withLock { _ in
+            Result { () throws(OCRError) in try Self.create(configuration) }
+        }
+        let (handle, dataPath) = try created.get()
+        self.handle = handle
+        self.dataPath = dataPath
+    }
+
+    private static let creation = Mutex(())
+
+    private static func create(_ configuration: Configuration) throws(OCRError) -> (OpaquePointer, String) {
         let dataPath = try Self.locateTrainedData(configuration.dataPath, language: configuration.language)
         guard let handle = TessBaseAPICreate() else {
             throw OCRError(.outOfMemory, "Tesseract could not allocate a handle")
@@ -97,13 +110,12 @@ public final class TesseractEngine: @unchecked Sendable {
                 "Tesseract could not load '\(configuration.language)' from \(dataPath); reinstall tesseract-ocr-\(configuration.language)"
             )
         }
-        self.handle = handle
-        self.dataPath = dataPath
         // Tesseract prints diagnostics ("Invalid resolution", "Empty page") on stderr;
         // the scanner reports its own errors, so they are sent nowhere.
         _ = TessBaseAPISetVariable(handle, "debug_file", "/dev/null")
         // Ask the LSTM recogniser for per-character alternatives, which the choice iterator returns.
         _ = TessBaseAPISetVariable(handle, "lstm_choice_mode", "2")
+        return (handle, dataPath)
     }
 
     deinit {
