@@ -5,7 +5,7 @@
 SWIFT ?= swift
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: deps build release run test bench-fixtures fixtures clean
+.PHONY: deps build release run test lint format bench-fixtures fixtures clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -19,7 +19,7 @@ release: deps
 run: build
 	.build/debug/capture-cli scan Fixtures/cards/*.png || [ $$? -eq 1 ]
 
-test: deps
+test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --disable-xctest
 	# The C bridges again under AddressSanitizer (leaks included), in their own build folder.
@@ -33,6 +33,13 @@ bench-fixtures: release
 fixtures:
 	python3 Fixtures/cards/generate.py
 	python3 Tests/OCRBridgeTests/Fixtures/make_pngs.py
+
+# Formatting follows .swift-format (Hummingbird's settings); `make format` applies it.
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+format:
+	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
 
 clean:
 	rm -rf .build .build-asan

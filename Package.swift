@@ -18,7 +18,7 @@ let package = Package(
         .library(name: "Tokenizer", targets: ["Tokenizer"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2")
     ],
     targets: [
         // MARK: - C libraries

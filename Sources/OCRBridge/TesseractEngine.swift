@@ -309,7 +309,9 @@ public final class TesseractEngine: @unchecked Sendable {
         _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Result
     ) -> Result {
         var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
-        defer { pointers.forEach { free($0) } }
+        defer {
+            for pointer in pointers { free(pointer) }
+        }
         pointers.append(nil)
         return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
     }

@@ -160,7 +160,8 @@ struct ScanJSON: Encodable {
 
 /// One row of the readable table.
 struct ScanRow {
-    static let header = pad("FILE", 34) + pad("STATUS", 11) + pad("NUMBER", 21) + pad("BRAND", 12) + pad("EXPIRY", 9)
+    static let header =
+        pad("FILE", 34) + pad("STATUS", 11) + pad("NUMBER", 21) + pad("BRAND", 12) + pad("EXPIRY", 9)
         + pad("CONF", 6) + "MS"
 
     let text: String
@@ -172,7 +173,8 @@ struct ScanRow {
         if let error = json.error {
             text += "\(error.code): \(error.message)"
         } else {
-            text += Self.pad(json.pan ?? json.panMasked ?? "-", 21) + Self.pad(json.brand ?? "-", 12) + Self.pad(expiry, 9)
+            text +=
+                Self.pad(json.pan ?? json.panMasked ?? "-", 21) + Self.pad(json.brand ?? "-", 12) + Self.pad(expiry, 9)
                 + Self.pad(String(format2(json.confidence)), 6) + String(Int(json.ms.rounded()))
         }
         self.text = text

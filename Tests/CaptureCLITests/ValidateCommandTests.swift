@@ -73,24 +73,26 @@ struct ValidateCommandTests {
     func help() throws {
         let output = try CLIRunner.run(["validate", "--help"])
         #expect(output.status == 0)
-        #expect(output.stdout == """
-            OVERVIEW: Validate a card number, expiry and CVC without tokenizing.
+        #expect(
+            output.stdout == """
+                OVERVIEW: Validate a card number, expiry and CVC without tokenizing.
 
-            Exit status: 0 when every part given is valid, 1 when any is invalid, 2 on bad
-            usage.
+                Exit status: 0 when every part given is valid, 1 when any is invalid, 2 on bad
+                usage.
 
-            USAGE: capture-cli validate [--number <number>] [--expiry <expiry>] [--cvc <cvc>] [--as-of <as-of>] [--json]
+                USAGE: capture-cli validate [--number <number>] [--expiry <expiry>] [--cvc <cvc>] [--as-of <as-of>] [--json]
 
-            OPTIONS:
-              --number <number>       The card number; spaces and dashes are allowed.
-              --expiry <expiry>       The expiry, as MM/YY, MM/YYYY, MMYY or YYYY-MM.
-              --cvc <cvc>             The card security code.
-              --as-of <as-of>         Validate as if today were this date (YYYY-MM-DD).
-              --json                  Print one JSON object instead of text.
-              --version               Show the version.
-              -h, --help              Show help information.
+                OPTIONS:
+                  --number <number>       The card number; spaces and dashes are allowed.
+                  --expiry <expiry>       The expiry, as MM/YY, MM/YYYY, MMYY or YYYY-MM.
+                  --cvc <cvc>             The card security code.
+                  --as-of <as-of>         Validate as if today were this date (YYYY-MM-DD).
+                  --json                  Print one JSON object instead of text.
+                  --version               Show the version.
+                  -h, --help              Show help information.
 
 
-            """)
+                """
+        )
     }
 }

@@ -41,10 +41,12 @@ struct BrandTests {
     func allCovered() {
         let covered = Set(Self.numbers.map(\.1.id))
         #expect(covered == Set(CardBrand.all.map(\.id)))
-        #expect(CardBrand.all.map(\.id) == [
-            "visa", "mastercard", "amex", "discover", "diners", "jcb", "unionpay", "maestro", "mir", "elo",
-            "hipercard", "hiper", "verve",
-        ])
+        #expect(
+            CardBrand.all.map(\.id) == [
+                "visa", "mastercard", "amex", "discover", "diners", "jcb", "unionpay", "maestro", "mir", "elo",
+                "hipercard", "hiper", "verve",
+            ]
+        )
     }
 
     @Test("Mastercard's 2-series starts at 2221 and ends at 2720")

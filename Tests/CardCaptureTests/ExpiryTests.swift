@@ -5,23 +5,29 @@ import Testing
 struct ExpiryTests {
     static let today = CalendarDate(year: 2026, month: 11, day: 21)
 
-    @Test("reads what people type and cards print", arguments: [
-        ("12/27", 12, 2027), ("12 / 2027", 12, 2027), ("1227", 12, 2027), ("12-27", 12, 2027),
-        ("12 27", 12, 2027), ("2027-12", 12, 2027), ("12/2027", 12, 2027), ("122027", 12, 2027),
-        ("1/27", 1, 2027), ("01/27", 1, 2027), ("12.27", 12, 2027), ("2031/03", 3, 2031), (" 06/30 ", 6, 2030),
-    ])
+    @Test(
+        "reads what people type and cards print",
+        arguments: [
+            ("12/27", 12, 2027), ("12 / 2027", 12, 2027), ("1227", 12, 2027), ("12-27", 12, 2027),
+            ("12 27", 12, 2027), ("2027-12", 12, 2027), ("12/2027", 12, 2027), ("122027", 12, 2027),
+            ("1/27", 1, 2027), ("01/27", 1, 2027), ("12.27", 12, 2027), ("2031/03", 3, 2031), (" 06/30 ", 6, 2030),
+        ]
+    )
     func parses(_ input: String, _ month: Int, _ year: Int) throws {
         let expiry = try Expiry.parse(input)
         #expect(expiry.month == month)
         #expect(expiry.year == year)
     }
 
-    @Test("refuses bad months and years with the right code", arguments: [
-        ("13/27", "invalid_expiry_month"), ("00/27", "invalid_expiry_month"), ("", "invalid_expiry_month"),
-        ("ab/cd", "invalid_expiry_month"), ("12/", "invalid_expiry_month"), ("12/27/01", "invalid_expiry_month"),
-        ("12345", "invalid_expiry_month"), ("12/202", "invalid_expiry_year"), ("12/1999", "invalid_expiry_year"),
-        ("12/2100", "invalid_expiry_year"),
-    ])
+    @Test(
+        "refuses bad months and years with the right code",
+        arguments: [
+            ("13/27", "invalid_expiry_month"), ("00/27", "invalid_expiry_month"), ("", "invalid_expiry_month"),
+            ("ab/cd", "invalid_expiry_month"), ("12/", "invalid_expiry_month"), ("12/27/01", "invalid_expiry_month"),
+            ("12345", "invalid_expiry_month"), ("12/202", "invalid_expiry_year"), ("12/1999", "invalid_expiry_year"),
+            ("12/2100", "invalid_expiry_year"),
+        ]
+    )
     func refuses(_ input: String, _ code: String) {
         let error = #expect(throws: CardValidationError.self) { try Expiry.parse(input) }
         #expect(error?.code.rawValue == code)

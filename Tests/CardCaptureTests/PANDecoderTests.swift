@@ -1,6 +1,7 @@
-@testable import CardCapture
 import OCRBridge
 import Testing
+
+@testable import CardCapture
 
 /// Builds recognised lines by hand, so the decoder is tested without Tesseract.
 enum LineBuilder {
@@ -21,13 +22,16 @@ enum LineBuilder {
             for character in group {
                 let text = String(character)
                 let conf = lowConfidence[index] ?? confidence
-                let choices = [SymbolChoice(text: text, confidence: conf)]
+                let choices =
+                    [SymbolChoice(text: text, confidence: conf)]
                     + (alternatives[index] ?? []).map { SymbolChoice(text: $0.0, confidence: $0.1) }
                 symbols.append(RecognizedSymbol(text: text, confidence: conf, box: Box(x: x, y: 10, width: 20, height: 40), choices: choices))
                 x += 24
                 index += 1
             }
-            words.append(RecognizedWord(text: group, confidence: confidence, box: Box(x: start, y: 10, width: x - start, height: 40), symbols: symbols))
+            words.append(
+                RecognizedWord(text: group, confidence: confidence, box: Box(x: start, y: 10, width: x - start, height: 40), symbols: symbols)
+            )
             x += gap
         }
         return RecognizedLine(text: groups.joined(separator: " "), confidence: confidence, box: Box(x: 0, y: 0, width: x, height: 60), words: words)

@@ -33,18 +33,21 @@ struct PANTests {
         #expect(!PAN.luhnValid(""))
     }
 
-    @Test("refusals have stable codes and say what to fix", arguments: [
-        ("4111111111111112", "invalid_number", "check digit"),
-        ("4111 1111 1111 111a", "invalid_number", "only digits"),
-        ("9111111111111111", "invalid_number", "first digits"),
-        ("41111111111111111", "invalid_number", "13, 16 or 19"),
-        ("411111111111", "incomplete_number", "only 12 digits"),
-        ("4111", "incomplete_number", "only 4 digits"),
-        ("5", "incomplete_number", "too short"),
-        ("", "incomplete_number", "enter"),
-        ("41111111111111111111", "invalid_number", "at most 19"),
-        ("37828224631000", "incomplete_number", "15"),
-    ])
+    @Test(
+        "refusals have stable codes and say what to fix",
+        arguments: [
+            ("4111111111111112", "invalid_number", "check digit"),
+            ("4111 1111 1111 111a", "invalid_number", "only digits"),
+            ("9111111111111111", "invalid_number", "first digits"),
+            ("41111111111111111", "invalid_number", "13, 16 or 19"),
+            ("411111111111", "incomplete_number", "only 12 digits"),
+            ("4111", "incomplete_number", "only 4 digits"),
+            ("5", "incomplete_number", "too short"),
+            ("", "incomplete_number", "enter"),
+            ("41111111111111111111", "invalid_number", "at most 19"),
+            ("37828224631000", "incomplete_number", "15"),
+        ]
+    )
     func refusals(_ input: String, _ code: String, _ phrase: String) {
         let error = #expect(throws: CardValidationError.self) { try PAN(input) }
         #expect(error?.code.rawValue == code)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Tokenizer
 
 @Suite("Object ids")

@@ -10,12 +10,18 @@ public struct CVC: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
     public init(_ input: String, brand: CardBrand?) throws(CardValidationError) {
         let text = input.filter { !$0.isWhitespace }
         guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else {
-            throw CardValidationError(.invalidCVC, .cvc, "the security code is digits only, printed on the back of the card (the front for American Express)")
+            throw CardValidationError(
+                .invalidCVC,
+                .cvc,
+                "the security code is digits only, printed on the back of the card (the front for American Express)"
+            )
         }
         if let brand {
             guard text.count == brand.cvcLength else {
                 throw CardValidationError(
-                    .invalidCVC, .cvc, "a \(brand.displayName) security code has \(brand.cvcLength) digits; this one has \(text.count)"
+                    .invalidCVC,
+                    .cvc,
+                    "a \(brand.displayName) security code has \(brand.cvcLength) digits; this one has \(text.count)"
                 )
             }
         } else {

@@ -66,7 +66,9 @@ public struct Expiry: Sendable, Hashable, Comparable, CustomStringConvertible {
         guard fields.month.count <= 2, let month = Int(fields.month) else { throw Self.unreadable() }
         guard (1...12).contains(month) else {
             throw CardValidationError(
-                .invalidExpiryMonth, .expiry, "the month must be 01 to 12; \(fields.month) is not a month"
+                .invalidExpiryMonth,
+                .expiry,
+                "the month must be 01 to 12; \(fields.month) is not a month"
             )
         }
         guard fields.year.count == 2 || fields.year.count == 4, let rawYear = Int(fields.year) else {
@@ -85,7 +87,9 @@ public struct Expiry: Sendable, Hashable, Comparable, CustomStringConvertible {
         }
         if year > today.year + Self.maximumYearsAhead {
             throw CardValidationError(
-                .invalidExpiryYear, .expiry, "\(year) is too far ahead for an expiry; check the year"
+                .invalidExpiryYear,
+                .expiry,
+                "\(year) is too far ahead for an expiry; check the year"
             )
         }
     }

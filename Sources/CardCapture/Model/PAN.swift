@@ -25,7 +25,9 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
     public init(_ input: String) throws(CardValidationError) {
         guard let digits = Self.digits(of: input) else {
             throw CardValidationError(
-                .invalidNumber, .number, "a card number may contain only digits, spaces and dashes"
+                .invalidNumber,
+                .number,
+                "a card number may contain only digits, spaces and dashes"
             )
         }
         try self.init(digits: digits)
@@ -37,7 +39,9 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
         }
         guard digits.count <= 19 else {
             throw CardValidationError(
-                .invalidNumber, .number, "a card number has at most 19 digits; this one has \(digits.count)"
+                .invalidNumber,
+                .number,
+                "a card number has at most 19 digits; this one has \(digits.count)"
             )
         }
         guard let brand = CardBrand.detect(digits: digits) else {
@@ -45,25 +49,30 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
                 throw CardValidationError(.incompleteNumber, .number, "this number is too short; enter every digit on the card")
             }
             throw CardValidationError(
-                .invalidNumber, .number,
+                .invalidNumber,
+                .number,
                 "no card brand issues numbers that start this way; check the first digits"
             )
         }
         if digits.count < (brand.lengths.min() ?? 12) {
             throw CardValidationError(
-                .incompleteNumber, .number,
+                .incompleteNumber,
+                .number,
                 "this number has only \(digits.count) digits; a \(brand.displayName) number has \(Self.describe(brand.lengths))"
             )
         }
         guard brand.lengths.contains(digits.count) else {
             throw CardValidationError(
-                .invalidNumber, .number,
+                .invalidNumber,
+                .number,
                 "a \(brand.displayName) number has \(Self.describe(brand.lengths)) digits; this one has \(digits.count)"
             )
         }
         guard Self.luhnValid(digits) else {
             throw CardValidationError(
-                .invalidNumber, .number, "this number fails the check digit; check the digits, especially the last ones"
+                .invalidNumber,
+                .number,
+                "this number fails the check digit; check the digits, especially the last ones"
             )
         }
         self.digits = digits

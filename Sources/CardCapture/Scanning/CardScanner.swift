@@ -92,7 +92,10 @@ public struct CardScanner: Sendable {
             return ScanResult(status: .notFound, pan: nil, expiry: evidence.expiry, confidence: 0, milliseconds: milliseconds)
         }
         return ScanResult(
-            status: .found, pan: best.pan, expiry: evidence.expiry, confidence: best.confidence,
+            status: .found,
+            pan: best.pan,
+            expiry: evidence.expiry,
+            confidence: best.confidence,
             milliseconds: milliseconds
         )
     }
@@ -220,9 +223,14 @@ public struct CardScanner: Sendable {
     /// The line's region, with a margin, scaled to the reading height, as is and binarised.
     func lineCrops(of image: Bitmap, box: Box) -> [Bitmap] {
         let margin = max(4, box.height / 3)
-        guard let crop = image.cropped(
-            x: box.x - margin, y: box.y - margin, width: box.width + 2 * margin, height: box.height + 2 * margin
-        ) else { return [] }
+        guard
+            let crop = image.cropped(
+                x: box.x - margin,
+                y: box.y - margin,
+                width: box.width + 2 * margin,
+                height: box.height + 2 * margin
+            )
+        else { return [] }
         let scale = Double(configuration.lineHeight) / Double(max(1, box.height))
         let width = max(1, Int(Double(crop.width) * scale))
         let height = max(1, Int(Double(crop.height) * scale))

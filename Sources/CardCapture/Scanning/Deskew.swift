@@ -17,7 +17,8 @@ public enum Deskew {
     public static func angle(of bitmap: Bitmap, range: Double = 12, step: Double = 0.5) -> Double {
         let grey = bitmap.grey()
         let scale = min(1, 400 / Double(grey.width))
-        let small = scale < 1
+        let small =
+            scale < 1
             ? grey.scaled(toWidth: max(1, Int(Double(grey.width) * scale)), height: max(1, Int(Double(grey.height) * scale)))
             : grey
         let width = small.width

@@ -96,7 +96,9 @@ public enum PANDecoder {
         if PAN.luhnValid(best), let pan = try? PAN(digits: best) {
             let confidence = window.map { $0.choices[0].confidence }.min() ?? 0
             return PANCandidate(
-                pan: pan, confidence: confidence, substitutions: 0,
+                pan: pan,
+                confidence: confidence,
+                substitutions: 0,
                 groupingMatches: groupingMatches(groupSizes, brand: brand, length: window.count)
             )
         }
@@ -118,7 +120,9 @@ public enum PANDecoder {
                 var confidences = window.map { $0.choices[0].confidence }
                 confidences[position] = alternative.confidence * 0.5
                 let candidate = PANCandidate(
-                    pan: pan, confidence: confidences.min() ?? 0, substitutions: 1,
+                    pan: pan,
+                    confidence: confidences.min() ?? 0,
+                    substitutions: 1,
                     groupingMatches: groupingMatches(groupSizes, brand: brand, length: digits.count)
                 )
                 if candidate.confidence > (bestCandidate?.confidence ?? -1) { bestCandidate = candidate }
