@@ -41,37 +41,90 @@ extension Bitmap {
         return Bitmap(width: right - left, height: bottom - top, format: format, pixels: out)
     }
 
-    /// The image resampled to a new size with bilinear interpolation.
+    /// The image resampled to a new size: halved by 2 × 2 averaging while it is more than
+    /// twice too large (so small text does not alias), then bilinear.
     public func scaled(toWidth newWidth: Int, height newHeight: Int) -> Bitmap {
         precondition(newWidth > 0 && newHeight > 0, "a bitmap needs a positive size")
         if newWidth == width && newHeight == height { return self }
-        let channels = format.channels
-        var out = [UInt8](repeating: 0, count: newWidth * newHeight * channels)
+        if width >= 2 * newWidth && height >= 2 * newHeight && width >= 2 && height >= 2 {
+            return halved().scaled(toWidth: newWidth, height: newHeight)
+        }
         let scaleX = Double(width) / Double(newWidth)
         let scaleY = Double(height) / Double(newHeight)
+        let maxX = Double(width - 1)
+        let maxY = Double(height - 1)
+        return resampled(width: newWidth, height: newHeight, fill: 0) { x, y in
+            (
+                min(maxX, max(0, (Double(x) + 0.5) * scaleX - 0.5)),
+                min(maxY, max(0, (Double(y) + 0.5) * scaleY - 0.5))
+            )
+        }
+    }
+
+    /// The image at half the size, each pixel the mean of a 2 × 2 block.
+    public func halved() -> Bitmap {
+        let newWidth = width / 2
+        let newHeight = height / 2
+        let channels = format.channels
+        var out = [UInt8](repeating: 0, count: newWidth * newHeight * channels)
         pixels.withUnsafeBufferPointer { source in
             out.withUnsafeMutableBufferPointer { target in
-                for targetY in 0..<newHeight {
-                    let sourceY = max(0, (Double(targetY) + 0.5) * scaleY - 0.5)
-                    let y0 = min(Int(sourceY), height - 1)
-                    let y1 = min(y0 + 1, height - 1)
-                    let fy = sourceY - Double(y0)
-                    for targetX in 0..<newWidth {
-                        let sourceX = max(0, (Double(targetX) + 0.5) * scaleX - 0.5)
-                        let x0 = min(Int(sourceX), width - 1)
-                        let x1 = min(x0 + 1, width - 1)
-                        let fx = sourceX - Double(x0)
+                for y in 0..<newHeight {
+                    let top = 2 * y * width
+                    let bottom = (2 * y + 1) * width
+                    for x in 0..<newWidth {
                         for channel in 0..<channels {
-                            let p00 = Double(source[(y0 * width + x0) * channels + channel])
-                            let p01 = Double(source[(y0 * width + x1) * channels + channel])
-                            let p10 = Double(source[(y1 * width + x0) * channels + channel])
-                            let p11 = Double(source[(y1 * width + x1) * channels + channel])
+                            let sum =
+                                Int(source[(top + 2 * x) * channels + channel])
+                                + Int(source[(top + 2 * x + 1) * channels + channel])
+                                + Int(source[(bottom + 2 * x) * channels + channel])
+                                + Int(source[(bottom + 2 * x + 1) * channels + channel])
+                            target[(y * newWidth + x) * channels + channel] = UInt8((sum + 2) / 4)
+                        }
+                    }
+                }
+            }
+        }
+        return Bitmap(width: newWidth, height: newHeight, format: format, pixels: out)
+    }
+
+    /// A new image of the given size whose pixel (x, y) is this image sampled bilinearly at
+    /// `source(x, y)`; points outside this image get `fill`.
+    ///
+    /// Scaling, rotation and perspective correction are all this with another mapping.
+    public func resampled(
+        width newWidth: Int,
+        height newHeight: Int,
+        fill: UInt8,
+        source: (Int, Int) -> (Double, Double)
+    )
+        -> Bitmap
+    {
+        let channels = format.channels
+        var out = [UInt8](repeating: fill, count: newWidth * newHeight * channels)
+        let maxX = Double(width - 1)
+        let maxY = Double(height - 1)
+        pixels.withUnsafeBufferPointer { pixels in
+            out.withUnsafeMutableBufferPointer { target in
+                for targetY in 0..<newHeight {
+                    for targetX in 0..<newWidth {
+                        let (sourceX, sourceY) = source(targetX, targetY)
+                        guard sourceX >= 0, sourceY >= 0, sourceX <= maxX, sourceY <= maxY else { continue }
+                        let x0 = Int(sourceX)
+                        let y0 = Int(sourceY)
+                        let x1 = min(x0 + 1, width - 1)
+                        let y1 = min(y0 + 1, height - 1)
+                        let fx = sourceX - Double(x0)
+                        let fy = sourceY - Double(y0)
+                        let base = (targetY * newWidth + targetX) * channels
+                        for channel in 0..<channels {
+                            let p00 = Double(pixels[(y0 * width + x0) * channels + channel])
+                            let p01 = Double(pixels[(y0 * width + x1) * channels + channel])
+                            let p10 = Double(pixels[(y1 * width + x0) * channels + channel])
+                            let p11 = Double(pixels[(y1 * width + x1) * channels + channel])
                             let top = p00 + (p01 - p00) * fx
                             let bottom = p10 + (p11 - p10) * fx
-                            let value = top + (bottom - top) * fy
-                            target[(targetY * newWidth + targetX) * channels + channel] = UInt8(
-                                max(0, min(255, value.rounded()))
-                            )
+                            target[base + channel] = UInt8(max(0, min(255, (top + (bottom - top) * fy).rounded())))
                         }
                     }
                 }
@@ -89,40 +142,13 @@ extension Bitmap {
         let radians = degrees * .pi / 180
         let cosine = cos(radians)
         let sine = sin(radians)
-        let channels = format.channels
         let centreX = Double(width - 1) / 2
         let centreY = Double(height - 1) / 2
-        var out = [UInt8](repeating: fill, count: pixels.count)
-        pixels.withUnsafeBufferPointer { source in
-            out.withUnsafeMutableBufferPointer { target in
-                for y in 0..<height {
-                    let dy = Double(y) - centreY
-                    for x in 0..<width {
-                        let dx = Double(x) - centreX
-                        // Inverse mapping: where in the source does this target pixel come from?
-                        let sourceX = cosine * dx + sine * dy + centreX
-                        let sourceY = -sine * dx + cosine * dy + centreY
-                        guard sourceX >= 0, sourceY >= 0, sourceX <= Double(width - 1), sourceY <= Double(height - 1) else {
-                            continue
-                        }
-                        let x0 = Int(sourceX)
-                        let y0 = Int(sourceY)
-                        let x1 = min(x0 + 1, width - 1)
-                        let y1 = min(y0 + 1, height - 1)
-                        let fx = sourceX - Double(x0)
-                        let fy = sourceY - Double(y0)
-                        for channel in 0..<channels {
-                            let p00 = Double(source[(y0 * width + x0) * channels + channel])
-                            let p01 = Double(source[(y0 * width + x1) * channels + channel])
-                            let p10 = Double(source[(y1 * width + x0) * channels + channel])
-                            let p11 = Double(source[(y1 * width + x1) * channels + channel])
-                            let value = (p00 + (p01 - p00) * fx) * (1 - fy) + (p10 + (p11 - p10) * fx) * fy
-                            target[(y * width + x) * channels + channel] = UInt8(max(0, min(255, value.rounded())))
-                        }
-                    }
-                }
-            }
+        // Inverse mapping: where in the source does each target pixel come from?
+        return resampled(width: width, height: height, fill: fill) { x, y in
+            let dx = Double(x) - centreX
+            let dy = Double(y) - centreY
+            return (cosine * dx + sine * dy + centreX, -sine * dx + cosine * dy + centreY)
         }
-        return Bitmap(width: width, height: height, format: format, pixels: out)
     }
 }

@@ -27,3 +27,30 @@ struct BitmapTests {
         #expect(up.pixels.allSatisfy { $0 == 200 })
     }
 }
+
+@Suite("Bitmap resampling")
+struct BitmapResamplingTests {
+    @Test("halving averages 2 × 2 blocks")
+    func halve() {
+        let bitmap = Bitmap(width: 4, height: 2, format: .grey8, pixels: [0, 100, 200, 200, 100, 200, 200, 200])
+        #expect(bitmap.halved().pixels == [100, 200])
+    }
+
+    @Test("a large shrink averages instead of skipping pixels")
+    func shrink() {
+        // A fine checkerboard must shrink to mid grey, not to black or white.
+        let pixels = (0..<(64 * 64)).map { index in UInt8(((index % 64) + (index / 64)) % 2 == 0 ? 0 : 255) }
+        let small = Bitmap(width: 64, height: 64, format: .grey8, pixels: pixels).scaled(toWidth: 8, height: 8)
+        #expect(small.pixels.allSatisfy { (120...135).contains($0) })
+    }
+
+    @Test("rotating by 90 degrees moves the corners where expected")
+    func rotate() {
+        var bitmap = Bitmap(width: 5, height: 5, format: .grey8, filledWith: 0)
+        bitmap.pixels[0] = 255  // top left
+        let turned = bitmap.rotated(degrees: 90, fill: 0)
+        // Clockwise on screen: the top-left corner goes to the top right.
+        #expect(turned.pixels[4] == 255)
+        #expect(turned.pixels.filter { $0 > 0 }.count == 1)
+    }
+}
