@@ -14,7 +14,16 @@ Kinds of image (the manifest's `kind`):
   back      the back of a card: stripe, signature panel, CVC, phone numbers; no card number
   other     not a card at all (a receipt, a letter) with digits but no card number
 
-Requires Pillow (pip install pillow) and Debian's fonts-ocr-a, fonts-ocr-b,
+Conditions (the manifest's `conditions`), applied on top of a kind:
+  low_contrast, glare, blur, jpeg (saved as a JPEG, then as PNG), small (a small card in a
+  large frame), rotated (a flat scan turned up to 10 degrees)
+
+Splits (the manifest's `split`): `tune` images are what the scanner is developed against;
+`holdout` images use variety the tune set never shows (number fonts, a striped card design,
+another number position and label wording), so their figures say how the scanner does on
+cards it has not seen.
+
+Requires Pillow 13 (pip install pillow==13.0.0) and Debian's fonts-ocr-a, fonts-ocr-b,
 fonts-dejavu-core and fonts-liberation2.
 """
 
@@ -40,7 +49,8 @@ FONTS = {
     "dejavu-sans": "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
 }
 LABEL_FONT = "liberation-sans-bold"
-NUMBER_FONTS = ["ocr-a", "ocr-b", "dejavu-mono", "dejavu-mono-bold", "liberation-mono", "liberation-sans"]
+TUNE_FONTS = ["ocr-a", "ocr-b", "dejavu-mono", "liberation-mono", "liberation-sans"]
+HOLDOUT_FONTS = ["dejavu-mono-bold", "liberation-sans-bold", "dejavu-sans"]
 
 # Published test numbers (processor sandboxes), by brand.
 TEST_CARDS = {
@@ -172,9 +182,23 @@ def decorate_front(card, draw, rng, ink):
         draw.ellipse([cx - r, cy - r, cx + r, cy + r], outline=lerp(ink, (128, 128, 128), 0.7), width=3)
 
 
-def render_front(rng, number, brand, month, year, font_name, embossed=False, valid_from=None):
+def stripes(card, rng, ink):
+    """A diagonal stripe pattern: the hold-out card design."""
+    overlay = Image.new("RGB", card.size, lerp(ink, (128, 128, 128), 0.8))
+    mask = Image.new("L", card.size, 0)
+    draw = ImageDraw.Draw(mask)
+    step = rng.randint(40, 70)
+    for offset in range(-CARD_H, CARD_W, step):
+        draw.polygon([(offset, 0), (offset + step // 3, 0), (offset + step // 3 + CARD_H, CARD_H),
+                      (offset + CARD_H, CARD_H)], fill=rng.randint(25, 45))
+    card.paste(overlay, (0, 0), mask)
+
+
+def render_front(rng, number, brand, month, year, font_name, embossed=False, valid_from=None, holdout=False):
     top, bottom, ink = card_palette(rng, embossed)
     card = gradient((CARD_W, CARD_H), top, bottom, horizontal=rng.random() < 0.5)
+    if holdout and rng.random() < 0.6:
+        stripes(card, rng, ink)
     draw = ImageDraw.Draw(card)
     decorate_front(card, draw, rng, ink)
 
@@ -191,7 +215,8 @@ def render_front(rng, number, brand, month, year, font_name, embossed=False, val
         widths = [fnt.getlength(p) for p in parts]
         total = sum(widths) + gap * (len(parts) - 1)
     x = (CARD_W - total) / 2 if rng.random() < 0.5 else 60
-    y = rng.randint(300, 320)
+    # Hold-out cards print the number a little higher, as some issuers do.
+    y = rng.randint(270, 290) if holdout else rng.randint(300, 320)
     for part, width in zip(parts, widths):
         draw_text(draw, (x, y), part, fnt, ink, embossed)
         x += width + gap
@@ -206,7 +231,8 @@ def render_front(rng, number, brand, month, year, font_name, embossed=False, val
         draw.multiline_text((150, date_y + 2), "VALID\nFROM", font=label_font, fill=ink, spacing=2)
         draw_text(draw, (205, date_y), f"{from_month:02d}/{from_year % 100:02d}", date_font, ink, embossed)
         date_x = 420
-    label = rng.choice(["VALID\nTHRU", "GOOD\nTHRU", "EXPIRES\nEND", "EXP"])
+    label = rng.choice(["VALID\nUNTIL", "EXPIRY", "MONTH/YEAR"] if holdout else
+                       ["VALID\nTHRU", "GOOD\nTHRU", "EXPIRES\nEND", "EXP"])
     draw.multiline_text((date_x, date_y + 2), label, font=label_font, fill=ink, spacing=2)
     label_width = max(label_font.getlength(line) for line in label.split("\n"))
     draw_text(draw, (date_x + label_width + 10, date_y), expiry_text, date_font, ink, embossed)
@@ -324,11 +350,11 @@ def solve(matrix, vector):
     return [rows[i][n] / rows[i][i] for i in range(n)]
 
 
-def photograph(rng, card, busy, angle_range=12.0, tilt=0.08, frame=(1200, 900)):
+def photograph(rng, card, busy, angle_range=12.0, tilt=0.08, frame=(1200, 900), scale=(0.62, 0.8)):
     """Places a card on a background, rotated and in perspective, as a phone photo would."""
     width, height = frame
     scene = background(rng, frame, busy)
-    card_width = rng.uniform(0.62, 0.8) * width
+    card_width = rng.uniform(*scale) * width
     card_height = card_width * CARD_H / CARD_W
     centre_x = width / 2 + rng.uniform(-0.06, 0.06) * width
     centre_y = height / 2 + rng.uniform(-0.06, 0.06) * height
@@ -363,65 +389,124 @@ def flat_scan(rng, card):
     return scan
 
 
+CONDITIONS = ["low_contrast", "glare", "blur", "jpeg", "small", "rotated"]
+COMMON_BRANDS = ["visa", "mastercard", "amex", "diners", "discover", "jcb", "unionpay"]
+
+
 def plan():
-    """The list of images to make: (kind, brand, options)."""
+    """The list of images to make, each a dict of choices; deterministic."""
     rng = random.Random(20261121)
     items = []
     brands = list(TEST_CARDS)
-    # Flat scans: every brand at least once, then the common ones again, every font.
-    for index in range(20):
-        brand = brands[index % len(brands)] if index < len(brands) else rng.choice(
-            ["visa", "mastercard", "amex", "diners", "discover", "jcb"])
-        items.append(("flat", brand, {"font": NUMBER_FONTS[index % len(NUMBER_FONTS)],
-                                      "valid_from": index % 5 == 2}))
-    for index in range(14):
-        brand = rng.choice(["visa", "mastercard", "amex", "diners", "discover", "unionpay", "jcb"])
-        items.append(("photo", brand, {"font": NUMBER_FONTS[index % len(NUMBER_FONTS)], "busy": index % 2 == 1,
-                                       "valid_from": index % 4 == 3}))
-    for index in range(8):
-        brand = rng.choice(["visa", "mastercard", "amex", "diners"])
-        items.append(("embossed", brand, {"font": rng.choice(["ocr-a", "ocr-b", "dejavu-mono-bold"]),
-                                          "photo": index % 2 == 1, "busy": index % 4 == 3}))
-    for index in range(5):
-        items.append(("back", None, {"photo": index % 2 == 1, "busy": index == 3}))
-    for index in range(3):
-        items.append(("other", None, {"photo": index == 2}))
+
+    def add(split, kind, count, **options):
+        fonts = TUNE_FONTS if split == "tune" else HOLDOUT_FONTS
+        for index in range(count):
+            item = {"split": split, "kind": kind, "conditions": []}
+            if kind in ("flat", "photo", "embossed"):
+                if kind == "flat" and split == "tune" and index < len(brands):
+                    item["brand"] = brands[index]
+                else:
+                    item["brand"] = rng.choice(COMMON_BRANDS if kind != "embossed" else ["visa", "mastercard", "amex", "diners"])
+                item["font"] = fonts[index % len(fonts)] if kind != "embossed" else rng.choice(
+                    ["ocr-a", "ocr-b", "dejavu-mono"] if split == "tune" else ["dejavu-mono-bold", "liberation-sans-bold"])
+                item["valid_from"] = rng.random() < 0.25
+            item["busy"] = rng.random() < 0.5
+            item["photo"] = kind == "photo" or (kind in ("embossed", "back", "other") and rng.random() < 0.5)
+            item.update(options)
+            items.append(item)
+
+    for split, scale in (("tune", 1.0), ("holdout", 0.4)):
+        add(split, "flat", int(30 * scale))
+        add(split, "photo", int(30 * scale))
+        add(split, "embossed", int(15 * scale))
+        # Harder images: each condition on flat, photo and embossed cards.
+        for condition in CONDITIONS:
+            for kind in ("flat", "photo", "embossed"):
+                if condition == "rotated" and kind == "photo":
+                    continue
+                if split == "holdout" and kind == "embossed":
+                    continue
+                add(split, kind, 1 if split == "holdout" else 2, conditions=[condition])
+        add(split, "back", int(8 * scale))
+        add(split, "other", int(7 * scale))
     return items
+
+
+def apply_before_photo(rng, card, conditions):
+    """Conditions that belong to the card itself."""
+    if "glare" in conditions:
+        glare = Image.new("L", card.size, 0)
+        draw = ImageDraw.Draw(glare)
+        cx, cy = rng.randint(150, CARD_W - 150), rng.randint(150, CARD_H - 120)
+        for radius in range(260, 0, -8):
+            draw.ellipse([cx - radius * 1.6, cy - radius, cx + radius * 1.6, cy + radius],
+                         fill=int(200 * (1 - radius / 260)))
+        card = Image.composite(Image.new("RGB", card.size, (255, 255, 250)), card, glare.filter(ImageFilter.GaussianBlur(20)))
+    if "low_contrast" in conditions:
+        card = Image.blend(card, Image.new("RGB", card.size, (140, 140, 140)), rng.uniform(0.5, 0.62))
+    return card
+
+
+def apply_after(rng, image, conditions):
+    """Conditions of the camera or scanner."""
+    if "blur" in conditions:
+        image = image.filter(ImageFilter.GaussianBlur(rng.uniform(1.4, 2.0)))
+    if "jpeg" in conditions:
+        import io
+        buffer = io.BytesIO()
+        image.save(buffer, "JPEG", quality=rng.randint(30, 55))
+        buffer.seek(0)
+        image = Image.open(buffer).convert("RGB")
+    return image
 
 
 def make(out_dir):
     os.makedirs(out_dir, exist_ok=True)
+    for name in os.listdir(out_dir):
+        if name.endswith(".png"):
+            os.remove(os.path.join(out_dir, name))
     manifest = []
-    counters = {}
     used = {}
-    for number_index, (kind, brand, options) in enumerate(plan()):
-        rng = random.Random(1000 + number_index)
-        counters[kind] = counters.get(kind, 0) + 1
-        entry = {"file": None, "pan": None, "month": None, "year": None, "brand": brand, "kind": kind}
+    for index, item in enumerate(plan()):
+        rng = random.Random(1000 + index)
+        kind, split, conditions = item["kind"], item["split"], item["conditions"]
+        entry = {"file": None, "pan": None, "month": None, "year": None, "brand": item.get("brand"), "kind": kind,
+                 "split": split, "conditions": conditions}
+        holdout = split == "holdout"
         if kind in ("flat", "photo", "embossed"):
+            brand = item["brand"]
             numbers = TEST_CARDS[brand]
             number = numbers[used.get(brand, 0) % len(numbers)]
             used[brand] = used.get(brand, 0) + 1
             assert luhn_ok(number), number
             month, year = rng.randint(1, 12), rng.randint(2026, 2031)
-            valid_from = (rng.randint(1, 12), year - rng.randint(3, 5)) if options.get("valid_from") else None
-            card, holder = render_front(rng, number, brand, month, year, options["font"],
-                                        embossed=(kind == "embossed"), valid_from=valid_from)
-            photo = kind == "photo" or options.get("photo")
-            image = photograph(rng, card, options.get("busy", False)) if photo else flat_scan(rng, card)
-            entry.update({"pan": number, "month": month, "year": year, "holder": holder, "font": options["font"],
-                          "validFrom": bool(valid_from), "busy": bool(options.get("busy")),
-                          "grouping": "-".join(str(len(p)) for p in group(number))})
-            name = f"{kind}-{brand}-{counters[kind]:02d}.png"
+            valid_from = (rng.randint(1, 12), year - rng.randint(3, 5)) if item["valid_from"] else None
+            card, holder = render_front(rng, number, brand, month, year, item["font"], embossed=(kind == "embossed"),
+                                        valid_from=valid_from, holdout=holdout)
+            entry.update({"pan": number, "month": month, "year": year, "holder": holder, "font": item["font"],
+                          "validFrom": bool(valid_from), "grouping": "-".join(str(len(p)) for p in group(number))})
         elif kind == "back":
             card = render_back(rng)
-            image = photograph(rng, card, options.get("busy", False)) if options.get("photo") else flat_scan(rng, card)
-            name = f"back-{counters[kind]:02d}.png"
         else:
-            receipt = render_other(rng)
-            image = receipt if not options.get("photo") else photograph(
-                rng, receipt.resize((CARD_W, CARD_H)), False)
-            name = f"other-{counters[kind]:02d}.png"
+            card = render_other(rng).resize((CARD_W, CARD_H)) if item["photo"] else render_other(rng)
+        card = apply_before_photo(rng, card, conditions)
+        if "small" in conditions:
+            image = photograph(rng, card, item["busy"], frame=(1600, 1200), scale=(0.3, 0.42))
+        elif item["photo"]:
+            image = photograph(rng, card, item["busy"])
+        elif kind == "other":
+            image = card
+        else:
+            image = flat_scan(rng, card)
+            if "rotated" in conditions:
+                angle = rng.choice([-1, 1]) * rng.uniform(3, 10)
+                image = image.rotate(angle, resample=Image.BICUBIC, expand=True, fillcolor=(250, 250, 250))
+        image = apply_after(rng, image, conditions)
+        entry["photo"] = bool(item["photo"] or "small" in conditions)
+        entry["busy"] = bool(item["busy"]) if entry["photo"] else False
+        tag = "-".join([kind] + conditions + ([entry["brand"]] if entry["brand"] else []))
+        name = f"{'h' if holdout else 't'}{index:03d}-{tag}.png"
         entry["file"] = name
         image.save(os.path.join(out_dir, name), optimize=True)
         manifest.append(entry)

@@ -6,18 +6,20 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Reads a card's number and expiry off an image.
+/// Reads a card's number, expiry and holder's name off an image.
 ///
-/// The pipeline: grey and contrast; Tesseract's page layout on the image in both
-/// polarities to find text lines; each line with enough digits read again on its own, in
-/// single-line mode at a good digit height; the number decoded under the constraints a
-/// real number satisfies (``PANDecoder``); the expiry by pattern (``ExpiryFinder``).
-/// A number is reported only when the evidence clears ``Configuration/minimumConfidence``;
-/// otherwise the result is `not_found`, never a guess.
+/// The pipeline: find the card's outline (``CardLocator``) and straighten it to a canonical
+/// 856 × 540 (10 px per mm of an ID-1 card), or, in a scan that fills the frame, level the
+/// whole image (``Deskew``); find rows of text (``LineFinder``); read the strongest rows in
+/// the number band with Tesseract in single-line mode at a good digit height, in a few
+/// variants, until the evidence decides; decode the number under the constraints a real
+/// number satisfies (``PANDecoder``); read the rows below for the expiry (``ExpiryFinder``)
+/// and the name. A number is reported only when the evidence clears
+/// ``Configuration/minimumConfidence``; otherwise the result is `not_found`, never a guess.
 ///
 /// ```swift
 /// let scanner = try CardScanner()
-/// let result = try scanner.scan(contentsOf: "Fixtures/cards/flat-visa-01.png")
+/// let result = try scanner.scan(contentsOf: "Fixtures/cards/t000-flat-visa.png")
 /// print(result.pan as Any)      // 411111******1111, masked
 /// ```
 public struct CardScanner: Sendable {
@@ -28,22 +30,18 @@ public struct CardScanner: Sendable {
         public var minimumConfidence: Double
         /// Least confidence for a number that two or more readings agree on.
         public var minimumAgreedConfidence: Double
-        /// The width images are scaled to before layout analysis.
-        public var workingWidth: Int
-        /// The text height, in pixels, lines are scaled to for single-line reading.
+        /// The text height, in pixels, number rows are scaled to for single-line reading.
         public var lineHeight: Int
 
         public init(
             limits: PNGDecoder.Limits = .init(),
             minimumConfidence: Double = 0.80,
             minimumAgreedConfidence: Double = 0.55,
-            workingWidth: Int = 1100,
-            lineHeight: Int = 48
+            lineHeight: Int = 36
         ) {
             self.limits = limits
             self.minimumConfidence = minimumConfidence
             self.minimumAgreedConfidence = minimumAgreedConfidence
-            self.workingWidth = workingWidth
             self.lineHeight = lineHeight
         }
     }
@@ -89,7 +87,10 @@ public struct CardScanner: Sendable {
         let elapsed = ContinuousClock.now - start
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         guard let best = decide(evidence.candidates) else {
-            return ScanResult(status: .notFound, pan: nil, expiry: evidence.expiry, confidence: 0, milliseconds: milliseconds)
+            return ScanResult(
+                status: .notFound, pan: nil, expiry: evidence.expiry, confidence: 0, milliseconds: milliseconds,
+                holder: evidence.holder
+            )
         }
         return ScanResult(
             status: .found,
@@ -105,141 +106,125 @@ public struct CardScanner: Sendable {
     struct Evidence {
         var candidates: [PANCandidate] = []
         var expiry: Expiry?
+        var holder: String?
+        /// Where the card was found, in the original image; nil when the image is taken as the card.
+        var outline: CardLocator.Outline?
+        /// The straightened card the rows were read from.
+        var card: Bitmap?
+        /// Rows read, in card pixels, with what was read on each (for --debug-dir).
+        var rows: [(box: Box, text: String)] = []
     }
 
+    /// Canonical card size: 10 pixels per millimetre of an ID-1 card.
+    static let cardWidth = 856
+    static let cardHeight = 540
+
     func read(_ bitmap: Bitmap, with engine: TesseractEngine) throws -> Evidence {
-        var grey = normalised(bitmap)
-        // Photos are rarely square to the card: turn the text level before reading it.
-        let angle = Deskew.angle(of: grey)
-        if abs(angle) >= 0.75 {
-            grey = grey.rotated(degrees: angle, fill: UInt8(grey.meanLevel.rounded()))
-        }
         var evidence = Evidence()
-        var texts: [String] = []
-        for polarity in [grey, grey.inverted()] {
-            let page = try engine.recognize(polarity, mode: .sparseText)
-            texts += page.lines.map(\.text)
-            // Tesseract's layout often splits a card number into one "line" per group;
-            // rows put the pieces back together before the number is read as one line.
-            for row in Self.rows(of: page.lines, imageHeight: polarity.height) {
-                // The layout may miss a group at either end: follow the ink along the row.
-                let wide = Self.extend(row, in: polarity)
-                for variant in lineCrops(of: polarity, box: wide) {
-                    let reread = try engine.recognize(variant, mode: .singleLine, whitelist: "0123456789/ ")
-                    for line in reread.lines {
-                        texts.append(line.text)
-                        evidence.candidates += PANDecoder.candidates(in: line)
-                    }
-                }
+        let grey = bitmap.grey()
+        let card: Bitmap
+        if let outline = CardLocator().locate(in: grey),
+            let warped = grey.warped(corners: outline.corners, width: Self.cardWidth, height: Self.cardHeight)
+        {
+            evidence.outline = outline
+            card = warped
+        } else {
+            // No outline: a scan that fills the frame. Level it and take it whole.
+            var whole = grey.scaled(
+                toWidth: Self.cardWidth,
+                height: max(1, grey.height * Self.cardWidth / grey.width)
+            )
+            let angle = Deskew.angle(of: whole)
+            if abs(angle) >= 0.75 {
+                whole = whole.rotated(degrees: angle, fill: UInt8(whole.meanLevel.rounded()))
             }
+            card = whole
+        }
+        evidence.card = card
+
+        // The number: the strongest rows in the middle band of the card.
+        var numberRow: TextRow?
+        for row in LineFinder.rows(in: card, top: 0.3, bottom: 0.85).prefix(3) {
+            var rowCandidates: [PANCandidate] = []
+            for variant in numberVariants(of: card, row: row) {
+                let result = try engine.recognize(variant(), mode: .singleLine, whitelist: "0123456789 ")
+                evidence.rows.append((row.box, result.text))
+                for line in result.lines { rowCandidates += PANDecoder.candidates(in: line) }
+                if let decided = decide(rowCandidates), decided.confidence >= configuration.minimumConfidence { break }
+            }
+            evidence.candidates += rowCandidates
+            if decide(rowCandidates) != nil {
+                numberRow = row
+                break
+            }
+        }
+
+        // The expiry and the holder's name: the rows below the number.
+        let below = numberRow.map { Double($0.box.maxY) / Double(card.height) } ?? 0.5
+        let lower = LineFinder.rows(in: card, top: below, bottom: 0.97)
+            .filter { numberRow == nil || $0.box.y >= numberRow!.box.maxY - 2 }
+            .sorted { $0.box.y < $1.box.y }
+        var texts: [String] = []
+        for row in lower.prefix(3) {
+            guard let image = lineImage(of: card, row: row, textHeight: 32) else { continue }
+            let result = try engine.recognize(image, mode: .singleLine, whitelist: Self.expiryCharacters)
+            evidence.rows.append((row.box, result.text))
+            texts.append(result.text)
+            if evidence.holder == nil, let name = Self.holderName(in: result) { evidence.holder = name }
         }
         evidence.expiry = ExpiryFinder.expiry(in: texts)
         return evidence
     }
 
-    /// Joins boxes that sit on one row of text (their vertical extents mostly overlap and
-    /// their heights are alike) into one box per row, keeping rows tall enough to be card
-    /// digits.
-    static func rows(of lines: [RecognizedLine], imageHeight: Int) -> [Box] {
-        let boxes = lines.map(\.box).filter { box in
-            box.height >= imageHeight / 40 && box.height <= imageHeight / 6 && box.width > 0
-        }.sorted { $0.midY < $1.midY }
-        var rows: [Box] = []
-        for box in boxes {
-            if let index = rows.firstIndex(where: { row in
-                let overlap = min(row.maxY, box.maxY) - max(row.y, box.y)
-                return Double(overlap) >= 0.6 * Double(min(row.height, box.height))
-                    && Double(max(row.height, box.height)) <= 1.6 * Double(min(row.height, box.height))
-            }) {
-                let row = rows[index]
-                let x = min(row.x, box.x)
-                let y = min(row.y, box.y)
-                rows[index] = Box(x: x, y: y, width: max(row.maxX, box.maxX) - x, height: max(row.maxY, box.maxY) - y)
-            } else {
-                rows.append(box)
-            }
-        }
-        return rows
+    static let expiryCharacters = "0123456789/ABCDEFGHIJKLMNOPQRSTUVWXYZ .-'"
+
+    /// A line that reads as a cardholder's name: capital words, confidently read, and not a label or brand.
+    static func holderName(in result: Recognition) -> String? {
+        guard let line = result.lines.first, line.confidence >= 80 else { return nil }
+        let text = line.text
+        let words = text.split(separator: " ")
+        guard words.count >= 2, words.count <= 5, text.count >= 5,
+            text.allSatisfy({ $0.isUppercase || $0 == " " || $0 == "." || $0 == "-" || $0 == "'" })
+        else { return nil }
+        let labels: Set<Substring> = ["VALID", "THRU", "GOOD", "EXPIRES", "END", "FROM", "UNTIL", "VISA", "EXPIRY", "MONTH/YEAR"]
+        guard !words.contains(where: { labels.contains($0) }) else { return nil }
+        return text
     }
 
-    /// Widens a row box to take in text on the same row that the layout missed: columns
-    /// with ink, across gaps no wider than about two digit heights; solid vertical strokes
-    /// (card edges, lines) do not count as text.
-    static func extend(_ row: Box, in image: Bitmap) -> Box {
-        guard let band = image.cropped(x: 0, y: row.y, width: image.width, height: row.height) else { return row }
-        let threshold = band.otsuThreshold()
-        // Ink is whichever side of the threshold is rarer in the band: the text.
-        let dark = band.pixels.filter { $0 <= threshold }.count
-        let inkIsDark = dark * 2 < band.pixels.count
-        var ink = [Bool](repeating: false, count: band.width)
-        for x in 0..<band.width {
-            var count = 0
-            for y in 0..<band.height {
-                let value = band.pixels[y * band.width + x]
-                if (value <= threshold) == inkIsDark { count += 1 }
-            }
-            let share = Double(count) / Double(band.height)
-            ink[x] = share > 0.05 && share < 0.85
-        }
-        let maxGap = row.height * 2
-        var left = row.x
-        var gap = 0
-        var x = row.x - 1
-        while x >= 0 {
-            if ink[x] {
-                left = x
-                gap = 0
-            } else {
-                gap += 1
-                if gap > maxGap { break }
-            }
-            x -= 1
-        }
-        var right = row.maxX
-        gap = 0
-        x = row.maxX
-        while x < band.width {
-            if ink[x] {
-                right = x + 1
-                gap = 0
-            } else {
-                gap += 1
-                if gap > maxGap { break }
-            }
-            x += 1
-        }
-        return Box(x: left, y: row.y, width: right - left, height: row.height)
+    /// Ways to present a number row to Tesseract, cheapest and likeliest first.
+    func numberVariants(of card: Bitmap, row: TextRow) -> [() -> Bitmap] {
+        guard let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight) else { return [] }
+        return [
+            { base.padded(by: 12) },
+            { base.binarized(threshold: base.otsuThreshold()).padded(by: 12) },
+            {
+                let small = base.scaled(toWidth: max(1, base.width * 3 / 4), height: max(1, base.height * 3 / 4))
+                return small.padded(by: 12)
+            },
+        ]
     }
 
-    /// Grey, contrast-stretched and scaled to the working width.
-    func normalised(_ bitmap: Bitmap) -> Bitmap {
-        let grey = bitmap.grey()
-        let width = configuration.workingWidth
-        let scale = Double(width) / Double(grey.width)
-        let scaled = grey.width == width ? grey : grey.scaled(toWidth: width, height: max(1, Int(Double(grey.height) * scale)))
-        return scaled.stretchedContrast()
-    }
-
-    /// The line's region, with a margin, scaled to the reading height, as is and binarised.
-    func lineCrops(of image: Bitmap, box: Box) -> [Bitmap] {
-        let margin = max(4, box.height / 3)
+    /// The row cut out with a margin, scaled so its text is `textHeight` pixels tall,
+    /// contrast-stretched, with dark text on a light ground.
+    func lineImage(of card: Bitmap, row: TextRow, textHeight: Int) -> Bitmap? {
+        let margin = max(4, row.box.height / 3)
         guard
-            let crop = image.cropped(
-                x: box.x - margin,
-                y: box.y - margin,
-                width: box.width + 2 * margin,
-                height: box.height + 2 * margin
+            let crop = card.cropped(
+                x: row.box.x - margin,
+                y: row.box.y - margin,
+                width: row.box.width + 2 * margin,
+                height: row.box.height + 2 * margin
             )
-        else { return [] }
-        let scale = Double(configuration.lineHeight) / Double(max(1, box.height))
+        else { return nil }
+        let scale = Double(textHeight) / Double(max(1, row.box.height))
         let width = max(1, Int(Double(crop.width) * scale))
         let height = max(1, Int(Double(crop.height) * scale))
-        guard width <= 4000 else { return [] }
+        guard width <= 4000 else { return nil }
         let sized = crop.scaled(toWidth: width, height: height).stretchedContrast()
-        // Make the text dark on light: Tesseract's LSTM was trained on that.
-        let darkText = sized.meanLevel < 128 ? sized.inverted() : sized
-        let binary = darkText.binarized(threshold: darkText.otsuThreshold())
-        return [darkText.padded(by: 10), binary.padded(by: 10)]
+        // Text is whichever side of Otsu's threshold is rarer; Tesseract wants it dark.
+        let threshold = sized.otsuThreshold()
+        let dark = sized.pixels.reduce(0) { $0 + ($1 <= threshold ? 1 : 0) }
+        return dark * 2 > sized.pixels.count ? sized.inverted() : sized
     }
 
     // MARK: - Deciding

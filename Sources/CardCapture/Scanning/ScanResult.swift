@@ -16,12 +16,15 @@ public struct ScanResult: Sendable {
     public var confidence: Double
     /// Wall time for the scan, in milliseconds.
     public var milliseconds: Double
+    /// The cardholder's name, when it was read with confidence.
+    public var holder: String?
 
-    public init(status: Status, pan: PAN?, expiry: Expiry?, confidence: Double, milliseconds: Double) {
+    public init(status: Status, pan: PAN?, expiry: Expiry?, confidence: Double, milliseconds: Double, holder: String? = nil) {
         self.status = status
         self.pan = pan
         self.expiry = expiry
         self.confidence = confidence
         self.milliseconds = milliseconds
+        self.holder = holder
     }
 }

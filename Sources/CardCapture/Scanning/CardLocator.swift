@@ -1,0 +1,253 @@
+public import OCRBridge
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Finds a card's outline in a photo: the four edges of the largest convex quadrilateral
+/// whose sides are well supported by image edges and whose proportions are near ID-1's
+/// 85.60 × 53.98 mm (1.586).
+///
+/// Edges come from a Sobel gradient on a reduced image. A Hough transform, in which each
+/// edge pixel votes only for lines along its own gradient, finds near-horizontal and
+/// near-vertical line candidates; every pair of each makes a quadrilateral, kept when its
+/// proportions fit and scored by how much of each side lies on edge pixels.
+public struct CardLocator: Sendable {
+    /// A located card: corners in the original image's pixels, clockwise from the top left.
+    public struct Outline: Sendable, Equatable {
+        public var corners: [Point]
+        /// 0 to 1: the share of the outline that lies on image edges.
+        public var support: Double
+    }
+
+    /// The width the image is reduced to for the search.
+    public var workingWidth = 480
+    /// Least share of the outline on edges for the card to count as found.
+    public var minimumSupport = 0.55
+    /// Proportions (long side over short side) accepted, around ID-1's 1.586.
+    public var aspectRange = 1.35...1.85
+    /// Least share of the image the card must cover.
+    public var minimumArea = 0.05
+
+    public init() {}
+
+    /// The card's outline, or nil when no convincing quadrilateral is found (a flat scan
+    /// that fills the frame has no background to find edges against).
+    public func locate(in bitmap: Bitmap) -> Outline? {
+        let grey = bitmap.grey()
+        let scale = min(1, Double(workingWidth) / Double(grey.width))
+        let small =
+            scale < 1
+            ? grey.scaled(toWidth: max(8, Int(Double(grey.width) * scale)), height: max(8, Int(Double(grey.height) * scale)))
+            : grey
+        let edges = EdgeMap(small)
+        let horizontal = edges.lines(normalAngles: stride(from: 70.0, through: 110.0, by: 1).map { $0 })
+        let vertical = edges.lines(normalAngles: stride(from: -20.0, through: 20.0, by: 1).map { $0 })
+        let imageArea = Double(small.width * small.height)
+        var best: Outline?
+        var bestScore = -1.0
+        for topIndex in horizontal.indices {
+            for bottomIndex in horizontal.indices where bottomIndex != topIndex {
+                let top = horizontal[topIndex]
+                let bottom = horizontal[bottomIndex]
+                guard top.rho < bottom.rho, abs(top.angle - bottom.angle) <= 12 else { continue }
+                for leftIndex in vertical.indices {
+                    for rightIndex in vertical.indices where rightIndex != leftIndex {
+                        let left = vertical[leftIndex]
+                        let right = vertical[rightIndex]
+                        guard left.rho < right.rho, abs(left.angle - right.angle) <= 12 else { continue }
+                        let corners = [(top, left), (top, right), (bottom, right), (bottom, left)]
+                            .compactMap { $0.intersection($1) }
+                        guard corners.count == 4 else { continue }
+                        guard let area = Self.check(corners, width: small.width, height: small.height, aspect: aspectRange),
+                            area / imageArea >= minimumArea
+                        else { continue }
+                        let support = edges.support(of: corners)
+                        guard support >= minimumSupport else { continue }
+                        let score = support + 0.6 * (area / imageArea)
+                        if score > bestScore {
+                            bestScore = score
+                            best = Outline(
+                                corners: corners.map { Point(x: $0.x / scale, y: $0.y / scale) },
+                                support: support
+                            )
+                        }
+                    }
+                }
+            }
+        }
+        return best
+    }
+
+    /// The quadrilateral's area when it is convex, inside the image (with a little slack)
+    /// and of card proportions; nil otherwise.
+    static func check(_ corners: [Point], width: Int, height: Int, aspect: ClosedRange<Double>) -> Double? {
+        let slackX = Double(width) * 0.04
+        let slackY = Double(height) * 0.04
+        for corner in corners {
+            guard corner.x >= -slackX, corner.y >= -slackY, corner.x <= Double(width) + slackX,
+                corner.y <= Double(height) + slackY
+            else { return nil }
+        }
+        func distance(_ a: Point, _ b: Point) -> Double { hypot(a.x - b.x, a.y - b.y) }
+        let long = (distance(corners[0], corners[1]) + distance(corners[3], corners[2])) / 2
+        let short = (distance(corners[0], corners[3]) + distance(corners[1], corners[2])) / 2
+        guard short > 8, aspect.contains(long / short) else { return nil }
+        // Convex and clockwise: every turn has the same sign.
+        var area = 0.0
+        for index in 0..<4 {
+            let a = corners[index]
+            let b = corners[(index + 1) % 4]
+            let c = corners[(index + 2) % 4]
+            let cross = (b.x - a.x) * (c.y - b.y) - (b.y - a.y) * (c.x - b.x)
+            guard cross > 0 else { return nil }
+            area += a.x * b.y - b.x * a.y
+        }
+        return abs(area) / 2
+    }
+}
+
+/// A line `x cos θ + y sin θ = ρ`, with θ in degrees.
+struct HoughLine: Sendable {
+    let angle: Double
+    let rho: Double
+    let votes: Double
+
+    func intersection(_ other: HoughLine) -> Point? {
+        let a1 = cos(angle * .pi / 180)
+        let b1 = sin(angle * .pi / 180)
+        let a2 = cos(other.angle * .pi / 180)
+        let b2 = sin(other.angle * .pi / 180)
+        let determinant = a1 * b2 - a2 * b1
+        guard abs(determinant) > 1e-6 else { return nil }
+        return Point(x: (rho * b2 - other.rho * b1) / determinant, y: (a1 * other.rho - a2 * rho) / determinant)
+    }
+}
+
+/// Sobel gradients of a grey image, with the strong ones marked as edges.
+struct EdgeMap {
+    let width: Int
+    let height: Int
+    let gx: [Float]
+    let gy: [Float]
+    let magnitude: [Float]
+    let threshold: Float
+
+    init(_ grey: Bitmap) {
+        width = grey.width
+        height = grey.height
+        var gx = [Float](repeating: 0, count: width * height)
+        var gy = [Float](repeating: 0, count: width * height)
+        var magnitude = [Float](repeating: 0, count: width * height)
+        let p = grey.pixels.map { Float($0) }
+        if width > 2 && height > 2 {
+            for y in 1..<(height - 1) {
+                for x in 1..<(width - 1) {
+                    let i = y * width + x
+                    let dx =
+                        (p[i - width + 1] + 2 * p[i + 1] + p[i + width + 1]) - (p[i - width - 1] + 2 * p[i - 1] + p[i + width - 1])
+                    let dy =
+                        (p[i + width - 1] + 2 * p[i + width] + p[i + width + 1]) - (p[i - width - 1] + 2 * p[i - width] + p[i - width + 1])
+                    gx[i] = dx
+                    gy[i] = dy
+                    magnitude[i] = (dx * dx + dy * dy).squareRoot()
+                }
+            }
+        }
+        // Edges: the strongest tenth of gradients, and never faint ones.
+        let sorted = magnitude.filter { $0 > 0 }.sorted()
+        let percentile = sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, sorted.count * 9 / 10)]
+        self.gx = gx
+        self.gy = gy
+        self.magnitude = magnitude
+        self.threshold = max(80, percentile)
+    }
+
+    /// The strongest lines whose normals lie at `normalAngles` (degrees), after suppressing
+    /// near-duplicates. Each edge pixel votes only for angles within 5° of its gradient.
+    func lines(normalAngles: [Double], limit: Int = 10) -> [HoughLine] {
+        let diagonal = Int((Double(width * width + height * height)).squareRoot()) + 1
+        let angleCount = normalAngles.count
+        let offset = diagonal
+        var accumulator = [Float](repeating: 0, count: angleCount * (2 * diagonal + 1))
+        let cosines = normalAngles.map { cos($0 * .pi / 180) }
+        let sines = normalAngles.map { sin($0 * .pi / 180) }
+        for y in 0..<height {
+            for x in 0..<width {
+                let i = y * width + x
+                let strength = magnitude[i]
+                guard strength >= threshold else { continue }
+                // The gradient's direction as a line-normal angle in (-90, 90].
+                let direction = atan2(Double(gy[i]), Double(gx[i])) * 180 / .pi
+                for (index, angle) in normalAngles.enumerated() {
+                    // Compare modulo 180: a normal and its opposite describe one line.
+                    var difference = (direction - angle).truncatingRemainder(dividingBy: 180)
+                    if difference > 90 { difference -= 180 }
+                    if difference < -90 { difference += 180 }
+                    guard abs(difference) <= 5 else { continue }
+                    let rho = Int((Double(x) * cosines[index] + Double(y) * sines[index]).rounded())
+                    accumulator[index * (2 * diagonal + 1) + rho + offset] += 1
+                }
+            }
+        }
+        // Peaks with non-maximum suppression over ±6 px and ±4 degrees.
+        var peaks: [HoughLine] = []
+        var remaining = accumulator
+        let minimumVotes = Float(min(width, height)) * 0.12
+        for _ in 0..<limit {
+            guard let (index, votes) = remaining.enumerated().max(by: { $0.element < $1.element }),
+                votes >= minimumVotes
+            else { break }
+            let angleIndex = index / (2 * diagonal + 1)
+            let rhoIndex = index % (2 * diagonal + 1)
+            peaks.append(HoughLine(angle: normalAngles[angleIndex], rho: Double(rhoIndex - offset), votes: Double(votes)))
+            for a in max(0, angleIndex - 4)...min(angleCount - 1, angleIndex + 4) {
+                for r in max(0, rhoIndex - 6)...min(2 * diagonal, rhoIndex + 6) {
+                    remaining[a * (2 * diagonal + 1) + r] = 0
+                }
+            }
+        }
+        return peaks
+    }
+
+    /// The share of points along the four sides (away from the rounded corners) that lie
+    /// within two pixels of an edge running along the side.
+    func support(of corners: [Point]) -> Double {
+        var total = 0.0
+        var weakest = 1.0
+        for side in 0..<4 {
+            let a = corners[side]
+            let b = corners[(side + 1) % 4]
+            let length = hypot(b.x - a.x, b.y - a.y)
+            guard length > 1 else { return 0 }
+            let normal = (x: -(b.y - a.y) / length, y: (b.x - a.x) / length)
+            let samples = max(8, Int(length / 2))
+            var hits = 0
+            var counted = 0
+            for step in 0..<samples {
+                let t = 0.1 + 0.8 * Double(step) / Double(samples - 1)
+                let point = (x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t)
+                counted += 1
+                for shift in -2...2 {
+                    let x = Int((point.x + normal.x * Double(shift)).rounded())
+                    let y = Int((point.y + normal.y * Double(shift)).rounded())
+                    guard x >= 0, y >= 0, x < width, y < height else { continue }
+                    let i = y * width + x
+                    guard magnitude[i] >= threshold * 0.6 else { continue }
+                    let along = abs(Double(gx[i]) * normal.x + Double(gy[i]) * normal.y) / Double(magnitude[i])
+                    if along >= 0.85 {
+                        hits += 1
+                        break
+                    }
+                }
+            }
+            let coverage = Double(hits) / Double(max(1, counted))
+            total += coverage
+            weakest = min(weakest, coverage)
+        }
+        // A side with almost no edge is not a side.
+        return weakest < 0.3 ? 0 : total / 4
+    }
+}
