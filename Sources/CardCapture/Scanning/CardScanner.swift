@@ -159,17 +159,33 @@ public struct CardScanner: Sendable {
             }
         }
 
-        // The expiry and the holder's name: the rows below the number.
-        let below = numberRow.map { Double($0.box.maxY) / Double(card.height) } ?? 0.5
-        let lower = LineFinder.rows(in: card, top: below, bottom: 0.97)
-            .filter { numberRow == nil || $0.box.y >= numberRow!.box.maxY - 2 }
-            .sorted { $0.box.y < $1.box.y }
+        // The expiry sits right under the number (with its label), the name under that.
         var texts: [String] = []
-        for row in lower.prefix(3) {
+        let numberHeight = numberRow?.box.height ?? card.height / 14
+        let stripTop = numberRow.map { $0.box.maxY + numberHeight / 8 } ?? card.height * 55 / 100
+        let stripHeight = numberHeight * 2
+        if let strip = card.cropped(x: card.width / 30, y: stripTop, width: card.width * 28 / 30, height: stripHeight) {
+            let scale = Double(configuration.lineHeight) / Double(numberHeight)
+            let sized = strip.scaled(
+                toWidth: max(1, Int(Double(strip.width) * scale)),
+                height: max(1, Int(Double(strip.height) * scale))
+            )
+            let image = Self.darkText(sized.stretchedContrast()).padded(by: 12)
+            let box = Box(x: card.width / 30, y: stripTop, width: card.width * 28 / 30, height: stripHeight)
+            // Once with letters, so labels read as labels; once with digits only, so a
+            // month's leading 0 cannot come back as a Q.
+            for whitelist in [Self.expiryCharacters, "0123456789/"] {
+                let result = try engine.recognize(image, mode: .sparseText, whitelist: whitelist)
+                evidence.rows.append((box, result.text))
+                texts.append(result.text)
+            }
+        }
+        let nameTop = stripTop + stripHeight
+        for row in LineFinder.rows(in: card, top: Double(nameTop) / Double(card.height), bottom: 0.97).prefix(2) {
             guard let image = lineImage(of: card, row: row, textHeight: 32) else { continue }
             let result = try engine.recognize(image, mode: .singleLine, whitelist: Self.expiryCharacters)
             evidence.rows.append((row.box, result.text))
-            texts.append(result.text)
+            if evidence.expiry == nil { texts.append(result.text) }
             if evidence.holder == nil, let name = Self.holderName(in: result) { evidence.holder = name }
         }
         evidence.expiry = ExpiryFinder.expiry(in: texts)
@@ -221,10 +237,14 @@ public struct CardScanner: Sendable {
         let height = max(1, Int(Double(crop.height) * scale))
         guard width <= 4000 else { return nil }
         let sized = crop.scaled(toWidth: width, height: height).stretchedContrast()
-        // Text is whichever side of Otsu's threshold is rarer; Tesseract wants it dark.
-        let threshold = sized.otsuThreshold()
-        let dark = sized.pixels.reduce(0) { $0 + ($1 <= threshold ? 1 : 0) }
-        return dark * 2 > sized.pixels.count ? sized.inverted() : sized
+        return Self.darkText(sized)
+    }
+
+    /// Text is whichever side of Otsu's threshold is rarer; Tesseract wants it dark.
+    static func darkText(_ image: Bitmap) -> Bitmap {
+        let threshold = image.otsuThreshold()
+        let dark = image.pixels.reduce(0) { $0 + ($1 <= threshold ? 1 : 0) }
+        return dark * 2 > image.pixels.count ? image.inverted() : image
     }
 
     // MARK: - Deciding

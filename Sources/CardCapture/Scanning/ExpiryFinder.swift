@@ -6,9 +6,24 @@ public enum ExpiryFinder {
     /// Years a printed expiry may fall in; anything else is taken for a misreading.
     public static let plausibleYears = 2000...2060
 
+    /// Letters OCR often reads in place of digits in a printed date.
+    static let lookalikes: [Character: Character] = [
+        "O": "0", "Q": "0", "D": "0", "U": "0", "I": "1", "L": "1", "Z": "2", "S": "5", "B": "8", "G": "6", "T": "7",
+    ]
+
+    /// A word with look-alike letters read as digits, when the word is date-shaped (digits,
+    /// look-alikes and one separator, and at least two real digits).
+    static func normalised(_ word: Substring) -> String {
+        let digits = word.filter(\.isASCIIDigit).count
+        guard digits >= 2, word.contains(where: { $0 == "/" || $0 == "-" }),
+            word.allSatisfy({ $0.isASCIIDigit || $0 == "/" || $0 == "-" || lookalikes[$0] != nil })
+        else { return String(word) }
+        return String(word.map { lookalikes[$0] ?? $0 })
+    }
+
     /// Every date-like `MM/YY` in a text, in order.
     public static func dates(in text: String) -> [Expiry] {
-        let characters = Array(text)
+        let characters = Array(text.split(whereSeparator: \.isWhitespace).map(normalised).joined(separator: " "))
         var found: [Expiry] = []
         var index = 0
         while index < characters.count {

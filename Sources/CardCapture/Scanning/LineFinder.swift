@@ -13,7 +13,9 @@ public struct TextRow: Sendable, Equatable {
 public enum LineFinder {
     /// Text rows whose middle lies between `top` and `bottom` (shares of the card height),
     /// strongest first.
-    public static func rows(in card: Bitmap, top: Double = 0, bottom: Double = 1) -> [TextRow] {
+    public static func rows(in card: Bitmap, top: Double = 0, bottom: Double = 1, relativeThreshold: Double = 0.3)
+        -> [TextRow]
+    {
         let grey = card.grey()
         let width = grey.width
         let height = grey.height
@@ -46,10 +48,13 @@ public enum LineFinder {
             let high = min(height - 1, y + 2)
             profile[y] = Double(counts[low...high].reduce(0, +)) / Double(high - low + 1)
         }
-        let first = max(0, Int(Double(height) * top) - 40)
-        let last = min(height - 1, Int(Double(height) * bottom) + 40)
-        guard first < last, let peak = profile[first...last].max(), peak > 4 else { return [] }
-        let threshold = max(4, peak * 0.3)
+        // The threshold follows the strongest row inside the band; runs may reach past it.
+        let bandTop = max(0, Int(Double(height) * top))
+        let bandBottom = min(height - 1, Int(Double(height) * bottom))
+        let first = max(0, bandTop - 40)
+        let last = min(height - 1, bandBottom + 40)
+        guard bandTop < bandBottom, let peak = profile[bandTop...bandBottom].max(), peak > 4 else { return [] }
+        let threshold = max(4, peak * relativeThreshold)
         var rows: [TextRow] = []
         var y = first
         while y <= last {
