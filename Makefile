@@ -5,7 +5,7 @@
 SWIFT ?= swift
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: deps build release run test lint format bench-fixtures fixtures clean
+.PHONY: deps build release run test lint format bench fixtures clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -25,9 +25,9 @@ test: deps lint
 	# The C bridges again under AddressSanitizer (leaks included), in their own build folder.
 	$(SWIFT) test --disable-xctest --sanitize=address --scratch-path .build-asan --filter OCRBridgeTests
 
-# Scan every fixture and score it against the manifest (needs python3).
-bench-fixtures: release
-	.build/release/capture-cli scan --json --reveal Fixtures/cards/*.png | python3 scripts/score_scan.py
+# The scanner's accuracy and speed on the fixtures, against the plain tesseract route.
+bench: release
+	.build/release/capture-cli bench Fixtures/cards
 
 # Regenerate the fixture images (needs Pillow: pip install pillow==13.0.0).
 fixtures:

@@ -8,6 +8,7 @@ packages=(
     libpng-dev
     libtesseract-dev
     tesseract-ocr-eng
+    tesseract-ocr
     libsqlite3-dev
 )
 

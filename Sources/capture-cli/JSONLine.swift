@@ -8,7 +8,8 @@ import Foundation
 enum JSONLine {
     static func encode(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Sorted keys: the same object always prints the same way, whatever the platform.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(value) else {
             // Our own Encodable types cannot fail to encode; this is a programming error.
             preconditionFailure("cannot encode \(type(of: value)) as JSON")

@@ -5,19 +5,19 @@ import Testing
 struct ScanCommandTests {
     @Test("JSON lines in input order, masked unless revealed")
     func jsonLines() throws {
-        let files = ["flat-amex-03.png", "back-01.png", "photo-visa-14.png"].map(CLIRunner.fixture)
+        let files = ["t026-flat-amex.png", "t109-back.png", "t059-photo-visa.png"].map(CLIRunner.fixture)
         let masked = try CLIRunner.run(["scan", "--json", "--jobs", "2"] + files)
         #expect(masked.lines.count == 3)
         #expect(try masked.lines.indices.map { try masked.json(line: $0)["file"] as? String } == files)
         let amex = try masked.json(line: 0)
         #expect(amex["status"] as? String == "found")
-        #expect(amex["panMasked"] as? String == "378282*****0005")
+        #expect(amex["panMasked"] as? String == "378734*****1000")
         #expect(amex["brand"] as? String == "amex")
         #expect(amex["pan"] == nil)
-        #expect((amex["expiry"] as? [String: Any])?["year"] as? Int == 2030)
+        #expect((amex["expiry"] as? [String: Any])?["year"] as? Int == 2029)
         #expect((amex["confidence"] as? Double ?? 0) > 0.5)
         #expect((amex["ms"] as? Double ?? 0) > 0)
-        #expect(!masked.stdout.contains("378282246310005"))
+        #expect(!masked.stdout.contains("378734493671000"))
         let back = try masked.json(line: 1)
         #expect(back["status"] as? String == "not_found")
         #expect(back["panMasked"] is NSNull)
@@ -26,14 +26,14 @@ struct ScanCommandTests {
 
         let revealed = try CLIRunner.run(["scan", "--json", "--reveal", files[0]])
         #expect(revealed.status == 0)
-        #expect(try revealed.json()["pan"] as? String == "378282246310005")
+        #expect(try revealed.json()["pan"] as? String == "378734493671000")
     }
 
     @Test("a broken file is status error with a code, exit 2, and the others still scan")
     func broken() throws {
         let broken = CLIRunner.root.appendingPathComponent("Tests/OCRBridgeTests/Fixtures/broken-truncated.png").path
         let huge = CLIRunner.root.appendingPathComponent("Tests/OCRBridgeTests/Fixtures/broken-huge-header.png").path
-        let output = try CLIRunner.run(["scan", "--json", broken, huge, CLIRunner.fixture("flat-amex-03.png")])
+        let output = try CLIRunner.run(["scan", "--json", broken, huge, CLIRunner.fixture("t026-flat-amex.png")])
         #expect(output.status == 2)
         #expect(output.lines.count == 3)
         let first = try output.json(line: 0)
@@ -45,13 +45,13 @@ struct ScanCommandTests {
 
     @Test("the table masks numbers and has a row per image")
     func table() throws {
-        let output = try CLIRunner.run(["scan", CLIRunner.fixture("flat-amex-03.png"), CLIRunner.fixture("other-01.png")])
+        let output = try CLIRunner.run(["scan", CLIRunner.fixture("t026-flat-amex.png"), CLIRunner.fixture("t117-other.png")])
         #expect(output.status == 1)
         #expect(output.lines.count == 3)
         #expect(output.lines[0].hasPrefix("FILE"))
-        #expect(output.lines[1].contains("378282*****0005"))
+        #expect(output.lines[1].contains("378734*****1000"))
         #expect(output.lines[2].contains("not_found"))
-        #expect(!output.stdout.contains("378282246310005"))
+        #expect(!output.stdout.contains("378734493671000"))
         // Standard error is not a terminal here: no progress bar.
         #expect(output.stderr.isEmpty)
     }

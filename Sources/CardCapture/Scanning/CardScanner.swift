@@ -88,7 +88,11 @@ public struct CardScanner: Sendable {
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         guard let best = decide(evidence.candidates) else {
             return ScanResult(
-                status: .notFound, pan: nil, expiry: evidence.expiry, confidence: 0, milliseconds: milliseconds,
+                status: .notFound,
+                pan: nil,
+                expiry: evidence.expiry,
+                confidence: 0,
+                milliseconds: milliseconds,
                 holder: evidence.holder
             )
         }

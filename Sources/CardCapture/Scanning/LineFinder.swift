@@ -13,7 +13,12 @@ public struct TextRow: Sendable, Equatable {
 public enum LineFinder {
     /// Text rows whose middle lies between `top` and `bottom` (shares of the card height),
     /// strongest first.
-    public static func rows(in card: Bitmap, top: Double = 0, bottom: Double = 1, relativeThreshold: Double = 0.3)
+    public static func rows(
+        in card: Bitmap,
+        top: Double = 0,
+        bottom: Double = 1,
+        relativeThreshold: Double = 0.3
+    )
         -> [TextRow]
     {
         let grey = card.grey()

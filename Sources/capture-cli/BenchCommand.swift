@@ -1,0 +1,158 @@
+import ArgumentParser
+import CardCapture
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `capture-cli bench`: the scanner's accuracy and speed on a folder of images with a
+/// manifest, against the plain route (tesseract command, regex, Luhn) in the same run.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure the scanner's accuracy and speed on a folder of card images with a manifest.",
+        discussion: """
+            Reports recall (right number / cards with a number), precision (right number / numbers \
+            reported), expiry accuracy and median and p95 milliseconds per image, overall and per kind, \
+            split and condition, for the scanner with one worker and for the plain route (the tesseract \
+            command, a regular expression and the Luhn check), then the scanner's throughput with --jobs \
+            workers. Build with -c release for figures that mean anything.
+            """
+    )
+
+    @Argument(help: "A folder with PNG images and a manifest.json.")
+    var folder = "Fixtures/cards"
+
+    @Option(help: "Workers for the throughput run (default: the number of cores).")
+    var jobs: Int?
+
+    @Flag(help: "Skip the plain-route baseline.")
+    var noBaseline = false
+
+    func validate() throws {
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+    }
+
+    func run() async throws {
+        let entries: [FixtureEntry]
+        do {
+            entries = try FixtureManifest.load(folder: folder)
+        } catch {
+            Terminal.writeError("capture-cli: cannot read \(folder)/manifest.json: \(error)")
+            throw ExitCode(2)
+        }
+        guard !entries.isEmpty else {
+            Terminal.writeError("capture-cli: \(folder)/manifest.json lists no images")
+            throw ExitCode(2)
+        }
+        let scanner = try CardScanner()
+        let paths = entries.map { "\(folder)/\($0.file)" }
+        #if DEBUG
+        print("note: a debug build; times are several times a release build's (swift build -c release)")
+        #endif
+        // Warm up: the engine is loaded before anything is timed.
+        _ = try? scanner.scan(contentsOf: paths[0])
+
+        var pipeline = Scoreboard()
+        let sequentialStart = ContinuousClock.now
+        for (entry, path) in zip(entries, paths) {
+            let result = try? scanner.scan(contentsOf: path)
+            pipeline.add(
+                entry,
+                pan: result?.pan?.revealed,
+                expiry: result?.expiry.map { ($0.month, $0.year) },
+                milliseconds: result?.milliseconds ?? 0
+            )
+        }
+        let sequential = Self.seconds(ContinuousClock.now - sequentialStart)
+
+        var baseline: Scoreboard?
+        if !noBaseline {
+            if PlainRoute.isAvailable {
+                var board = Scoreboard()
+                for (entry, path) in zip(entries, paths) {
+                    let reading = try PlainRoute.read(path)
+                    board.add(entry, pan: reading.pan, expiry: reading.expiry, milliseconds: reading.milliseconds)
+                }
+                baseline = board
+            } else {
+                print("note: \(PlainRoute.executable) is missing (apt-get install tesseract-ocr); no baseline")
+            }
+        }
+
+        let workers = jobs ?? Terminal.coreCount
+        let parallelStart = ContinuousClock.now
+        await withTaskGroup(of: Void.self) { group in
+            var next = 0
+            func start() {
+                guard next < paths.count else { return }
+                let path = paths[next]
+                next += 1
+                group.addTask { _ = try? scanner.scan(contentsOf: path) }
+            }
+            for _ in 0..<workers { start() }
+            for await _ in group { start() }
+        }
+        let parallel = Self.seconds(ContinuousClock.now - parallelStart)
+
+        print("\(entries.count) images in \(folder)")
+        print(Self.report("scanner, 1 worker", pipeline))
+        if let baseline {
+            print(Self.report("plain route (tesseract command, regex, Luhn)", baseline))
+            let speed = baseline.overall.medianMilliseconds / pipeline.overall.medianMilliseconds
+            print(
+                "ratio: median time \(Self.format(speed, 1))x faster; recall \(Self.format(pipeline.overall.recall, 3)) vs "
+                    + "\(Self.format(baseline.overall.recall, 3)); precision \(Self.format(pipeline.overall.precision, 3)) vs "
+                    + "\(Self.format(baseline.overall.precision, 3))"
+            )
+        }
+        print(
+            "throughput: 1 worker \(Self.format(sequential, 1)) s, \(workers) workers \(Self.format(parallel, 1)) s: "
+                + "\(Self.format(sequential / parallel, 2))x"
+        )
+        if !pipeline.overall.wrongFiles.isEmpty {
+            print("wrong numbers reported for: \(pipeline.overall.wrongFiles.joined(separator: ", "))")
+        }
+    }
+
+    static func report(_ title: String, _ board: Scoreboard) -> String {
+        var lines = [
+            title,
+            "  group                  images cards  recall precision  expiry  median ms  p95 ms",
+            row("overall", board.overall),
+        ]
+        for (name, tally) in board.groups.sorted(by: { $0.key < $1.key }) {
+            lines.append(row(name, tally))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func row(_ name: String, _ tally: Scoreboard.Tally) -> String {
+        "  " + pad(name, 22) + pad(String(tally.images), 7, right: true) + pad(String(tally.cards), 6, right: true)
+            + pad(format(tally.recall, 3), 8, right: true) + pad(format(tally.precision, 3), 10, right: true)
+            + pad(format(tally.expiryAccuracy, 3), 8, right: true) + pad(format(tally.medianMilliseconds, 1), 11, right: true)
+            + pad(format(tally.p95Milliseconds, 1), 8, right: true)
+    }
+
+    static func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+        guard text.count < width else { return text }
+        let space = String(repeating: " ", count: width - text.count)
+        return right ? space + text : text + space
+    }
+
+    static func format(_ value: Double, _ places: Int) -> String {
+        guard value.isFinite else { return "-" }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = Int((value * scale).rounded())
+        let whole = scaled / Int(scale)
+        let fraction = String(abs(scaled) % Int(scale))
+        return places == 0 ? "\(whole)" : "\(whole).\(String(repeating: "0", count: places - fraction.count))\(fraction)"
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
