@@ -150,10 +150,16 @@ public struct CardScanner: Sendable {
         var numberRow: TextRow?
         for row in LineFinder.rows(in: card, top: 0.3, bottom: 0.85).prefix(3) {
             var rowCandidates: [PANCandidate] = []
+            if let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight),
+                let line = TemplateReader.read(base.padded(by: 4))
+            {
+                evidence.rows.append((row.box, "templates: " + line.text))
+                rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.templates) }
+            }
             for variant in numberVariants(of: card, row: row) {
                 let result = try engine.recognize(variant(), mode: .singleLine, whitelist: "0123456789 ")
                 evidence.rows.append((row.box, result.text))
-                for line in result.lines { rowCandidates += PANDecoder.candidates(in: line) }
+                for line in result.lines { rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.tesseract) } }
                 if let decided = decide(rowCandidates), decided.confidence >= configuration.minimumConfidence { break }
             }
             evidence.candidates += rowCandidates

@@ -10,6 +10,19 @@ public struct PANCandidate: Sendable, Equatable {
     public let substitutions: Int
     /// True when the spaces on the card match the brand's grouping (4-4-4-4, 4-6-5, …).
     public let groupingMatches: Bool
+    /// Which reader produced it.
+    public var source: Source = .tesseract
+
+    /// The readers a candidate can come from.
+    public enum Source: String, Sendable {
+        case tesseract, templates
+    }
+
+    func from(_ source: Source) -> PANCandidate {
+        var copy = self
+        copy.source = source
+        return copy
+    }
 }
 
 /// Finds card numbers in OCR output using what a real number must satisfy: a brand's IIN

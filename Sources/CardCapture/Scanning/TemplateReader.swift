@@ -1,0 +1,198 @@
+public import OCRBridge
+
+/// Reads a row of digits by cutting it into characters and matching each against digit
+/// templates of card typefaces (``DigitTemplates``).
+///
+/// Tesseract's English model reads OCR-A, the typeface of embossed and many printed card
+/// numbers, badly (it drops 1s and reads 8 and 9 as 4). Template matching is the reverse:
+/// strong on the few typefaces cards use, blind to others. The scanner uses both and lets
+/// the number's constraints decide.
+public enum TemplateReader {
+    /// Cuts a line image (dark text on light) into characters and reads each one.
+    ///
+    /// - Returns: a recognised line in which every word is a digit group and every symbol
+    ///   carries its ten digit choices with confidences from 0 to 100; nil when the line
+    ///   does not cut into digit-like characters.
+    public static func read(_ line: Bitmap) -> RecognizedLine? {
+        let grey = line.grey()
+        let threshold = grey.otsuThreshold()
+        let boxes = characterBoxes(grey, threshold: threshold)
+        guard boxes.count >= 12 else { return nil }
+        // Groups: a gap well over the usual space between characters starts a new group.
+        let gaps = zip(boxes, boxes.dropFirst()).map { $1.x - $0.maxX }
+        let typicalGap = gaps.sorted()[gaps.count / 2]
+        let height = boxes.map(\.height).sorted()[boxes.count / 2]
+        var words: [RecognizedWord] = []
+        var symbols: [RecognizedSymbol] = []
+        for (index, box) in boxes.enumerated() {
+            if index > 0 && gaps[index - 1] > max(typicalGap * 2, height / 2) && !symbols.isEmpty {
+                words.append(word(symbols))
+                symbols = []
+            }
+            symbols.append(classify(grey, box: box, threshold: threshold))
+        }
+        if !symbols.isEmpty { words.append(word(symbols)) }
+        let text = words.map(\.text).joined(separator: " ")
+        let confidence = symbols.isEmpty ? 0 : words.flatMap(\.symbols).map(\.confidence).min() ?? 0
+        return RecognizedLine(text: text, confidence: confidence, box: Box(x: 0, y: 0, width: line.width, height: line.height), words: words)
+    }
+
+    static func word(_ symbols: [RecognizedSymbol]) -> RecognizedWord {
+        let left = symbols.map(\.box.x).min() ?? 0
+        let right = symbols.map(\.box.maxX).max() ?? 0
+        let top = symbols.map(\.box.y).min() ?? 0
+        let bottom = symbols.map(\.box.maxY).max() ?? 0
+        return RecognizedWord(
+            text: symbols.map(\.text).joined(),
+            confidence: symbols.map(\.confidence).min() ?? 0,
+            box: Box(x: left, y: top, width: right - left, height: bottom - top),
+            symbols: symbols
+        )
+    }
+
+    /// Boxes of the digit-sized ink blobs, left to right. Blobs that overlap in x (a broken
+    /// stroke, a dot) are one character; blobs far shorter than the tallest are noise.
+    static func characterBoxes(_ grey: Bitmap, threshold: UInt8) -> [Box] {
+        let width = grey.width
+        let height = grey.height
+        var labels = [Int32](repeating: 0, count: width * height)
+        var boxes: [Box] = []
+        var stack: [Int] = []
+        for start in 0..<(width * height) where grey.pixels[start] <= threshold && labels[start] == 0 {
+            let label = Int32(boxes.count + 1)
+            labels[start] = label
+            stack.append(start)
+            var minX = width
+            var minY = height
+            var maxX = 0
+            var maxY = 0
+            var count = 0
+            while let index = stack.popLast() {
+                let x = index % width
+                let y = index / width
+                count += 1
+                minX = min(minX, x)
+                maxX = max(maxX, x)
+                minY = min(minY, y)
+                maxY = max(maxY, y)
+                for dy in -1...1 {
+                    for dx in -1...1 {
+                        let nx = x + dx
+                        let ny = y + dy
+                        guard nx >= 0, ny >= 0, nx < width, ny < height else { continue }
+                        let neighbour = ny * width + nx
+                        if labels[neighbour] == 0 && grey.pixels[neighbour] <= threshold {
+                            labels[neighbour] = label
+                            stack.append(neighbour)
+                        }
+                    }
+                }
+            }
+            boxes.append(Box(x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1))
+            _ = count
+        }
+        // Keep blobs of digit height that do not touch the image's top or bottom edge.
+        let tallest = boxes.filter { $0.y > 0 && $0.maxY < height }.map(\.height).max() ?? 0
+        guard tallest > 8 else { return [] }
+        var kept = boxes.filter { box in
+            Double(box.height) >= 0.55 * Double(tallest) && box.width <= box.height * 3 / 2 && box.y > 0 && box.maxY < height
+        }
+        // The digits sit on one line: drop blobs whose middle is far from the median middle.
+        let middles = kept.map(\.midY).sorted()
+        guard !middles.isEmpty else { return [] }
+        let middle = middles[middles.count / 2]
+        kept = kept.filter { abs($0.midY - middle) <= Double(tallest) * 0.3 }.sorted { $0.x < $1.x }
+        // Merge blobs that overlap horizontally.
+        var merged: [Box] = []
+        for box in kept {
+            if let last = merged.last, box.x < last.maxX - 1 {
+                let x = min(last.x, box.x)
+                let y = min(last.y, box.y)
+                merged[merged.count - 1] = Box(x: x, y: y, width: max(last.maxX, box.maxX) - x, height: max(last.maxY, box.maxY) - y)
+            } else {
+                merged.append(box)
+            }
+        }
+        return merged
+    }
+
+    /// Matches one character against every template; choices are the digits by their best
+    /// normalised correlation, as confidences 0 to 100.
+    static func classify(_ grey: Bitmap, box: Box, threshold: UInt8) -> RecognizedSymbol {
+        let ink = normalised(grey, box: box, threshold: threshold)
+        let aspect = Double(box.width) / Double(max(1, box.height))
+        var best = [Double](repeating: -1, count: 10)
+        for template in DigitTemplates.all {
+            var score = correlation(ink, template.ink)
+            // A glyph of the wrong proportions (a narrow 1 against a wide 0) scores lower.
+            score -= min(0.3, abs(aspect - template.aspect) * 0.5)
+            best[Int(template.digit)] = max(best[Int(template.digit)], score)
+        }
+        let ranked = (0..<10).sorted { best[$0] > best[$1] }
+        let top = best[ranked[0]]
+        let second = best[ranked[1]]
+        // Confidence: how well the best template fits, discounted when the runner-up is close.
+        let confidence = max(0, min(100, (top - 0.35) / 0.55 * 100 - max(0, 0.08 - (top - second)) * 400))
+        let choices = ranked.prefix(4).map { digit in
+            SymbolChoice(text: String(digit), confidence: max(0, min(100, (best[digit] - 0.35) / 0.55 * 100)))
+        }
+        return RecognizedSymbol(text: String(ranked[0]), confidence: confidence, box: box, choices: [choices[0]] + choices.dropFirst())
+            .withConfidence(confidence)
+    }
+
+    /// The character cut out, scaled to 24 pixels high keeping its aspect and centred in a
+    /// 24 × 24 box, as ink (255 = ink).
+    static func normalised(_ grey: Bitmap, box: Box, threshold: UInt8) -> [UInt8] {
+        let size = DigitTemplates.size
+        guard let crop = grey.cropped(x: box.x, y: box.y, width: box.width, height: box.height) else {
+            return [UInt8](repeating: 0, count: size * size)
+        }
+        let width = max(1, min(size, Int((Double(box.width) * Double(size) / Double(box.height)).rounded())))
+        let scaled = crop.scaled(toWidth: width, height: size)
+        var out = [UInt8](repeating: 0, count: size * size)
+        let offset = (size - width) / 2
+        // Stretch so the threshold maps to mid-grey: ink near 255, paper near 0.
+        let cut = Double(threshold)
+        for y in 0..<size {
+            for x in 0..<width {
+                let value = Double(scaled.pixels[y * width + x])
+                let inkValue = value <= cut ? 128 + (cut - value) / max(1, cut) * 127 : (255 - value) / max(1, 255 - cut) * 127
+                out[y * size + x + offset] = UInt8(max(0, min(255, inkValue)))
+            }
+        }
+        return out
+    }
+
+    /// Pearson correlation of two equal-length images.
+    static func correlation(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        let count = Double(a.count)
+        var sumA = 0.0
+        var sumB = 0.0
+        for index in a.indices {
+            sumA += Double(a[index])
+            sumB += Double(b[index])
+        }
+        let meanA = sumA / count
+        let meanB = sumB / count
+        var product = 0.0
+        var squareA = 0.0
+        var squareB = 0.0
+        for index in a.indices {
+            let da = Double(a[index]) - meanA
+            let db = Double(b[index]) - meanB
+            product += da * db
+            squareA += da * da
+            squareB += db * db
+        }
+        guard squareA > 0, squareB > 0 else { return 0 }
+        return product / (squareA * squareB).squareRoot()
+    }
+}
+
+extension RecognizedSymbol {
+    func withConfidence(_ value: Double) -> RecognizedSymbol {
+        var copy = self
+        copy.confidence = value
+        return copy
+    }
+}
