@@ -52,11 +52,11 @@ struct FixtureScanTests {
         #expect(board.groups["back"]?.reported == 0)
         #expect(board.groups["other"]?.reported == 0)
         // Floors.
-        #expect(overall.recall >= 0.68)
-        #expect((board.groups["flat"]?.recall ?? 0) >= 0.6)
-        #expect((board.groups["photo"]?.recall ?? 0) >= 0.75)
-        #expect((board.groups["embossed"]?.recall ?? 0) >= 0.6)
-        #expect((board.groups["split:holdout"]?.recall ?? 0) >= 0.85)
+        #expect(overall.recall >= 0.82)
+        #expect((board.groups["flat"]?.recall ?? 0) >= 0.8)
+        #expect((board.groups["photo"]?.recall ?? 0) >= 0.82)
+        #expect((board.groups["embossed"]?.recall ?? 0) >= 0.8)
+        #expect((board.groups["split:holdout"]?.recall ?? 0) >= 0.88)
         #expect(overall.expiryAccuracy >= 0.5)
     }
 

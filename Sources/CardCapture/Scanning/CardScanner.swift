@@ -150,11 +150,16 @@ public struct CardScanner: Sendable {
         var numberRow: TextRow?
         for row in LineFinder.rows(in: card, top: 0.3, bottom: 0.85).prefix(3) {
             var rowCandidates: [PANCandidate] = []
-            if let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight),
-                let line = TemplateReader.read(base.padded(by: 4))
-            {
-                evidence.rows.append((row.box, "templates: " + line.text))
-                rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.templates) }
+            if let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight) {
+                // Dark print reads as is; embossed digits are lighter than the card, so the
+                // inverted image and a local threshold get their turn as well.
+                let window = configuration.lineHeight * 2
+                for image in [base, base.adaptiveBinarized(window: window), base.inverted().adaptiveBinarized(window: window)] {
+                    guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
+                    evidence.rows.append((row.box, "templates: " + line.text))
+                    rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.templates) }
+                    if let decided = decide(rowCandidates), decided.confidence >= configuration.minimumConfidence { break }
+                }
             }
             for variant in numberVariants(of: card, row: row) {
                 let result = try engine.recognize(variant(), mode: .singleLine, whitelist: "0123456789 ")
@@ -227,6 +232,8 @@ public struct CardScanner: Sendable {
                 let small = base.scaled(toWidth: max(1, base.width * 3 / 4), height: max(1, base.height * 3 / 4))
                 return small.padded(by: 12)
             },
+            { base.adaptiveBinarized(window: self.configuration.lineHeight * 2).padded(by: 12) },
+            { base.inverted().adaptiveBinarized(window: self.configuration.lineHeight * 2).padded(by: 12) },
         ]
     }
 

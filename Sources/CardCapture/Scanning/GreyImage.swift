@@ -81,3 +81,39 @@ extension Bitmap {
         return Double(grey.pixels.reduce(0) { $0 + Int($1) }) / Double(grey.pixels.count)
     }
 }
+
+extension Bitmap {
+    /// Black where a pixel is darker than the mean of the `window` × `window` square around
+    /// it by more than `offset`, white elsewhere: a threshold that follows glare and
+    /// gradients across the image, where one global threshold cannot.
+    public func adaptiveBinarized(window: Int, offset: Int = 8) -> Bitmap {
+        let grey = self.grey()
+        let width = grey.width
+        let height = grey.height
+        // Integral image, one row and column of zeros in front.
+        var integral = [Int](repeating: 0, count: (width + 1) * (height + 1))
+        for y in 0..<height {
+            var rowSum = 0
+            for x in 0..<width {
+                rowSum += Int(grey.pixels[y * width + x])
+                integral[(y + 1) * (width + 1) + x + 1] = integral[y * (width + 1) + x + 1] + rowSum
+            }
+        }
+        let half = max(1, window / 2)
+        var out = [UInt8](repeating: 255, count: width * height)
+        for y in 0..<height {
+            let top = max(0, y - half)
+            let bottom = min(height, y + half + 1)
+            for x in 0..<width {
+                let left = max(0, x - half)
+                let right = min(width, x + half + 1)
+                let sum =
+                    integral[bottom * (width + 1) + right] - integral[top * (width + 1) + right]
+                    - integral[bottom * (width + 1) + left] + integral[top * (width + 1) + left]
+                let mean = sum / ((bottom - top) * (right - left))
+                if Int(grey.pixels[y * width + x]) < mean - offset { out[y * width + x] = 0 }
+            }
+        }
+        return Bitmap(width: width, height: height, format: .grey8, pixels: out)
+    }
+}

@@ -20,12 +20,13 @@ public enum TemplateReader {
         guard boxes.count >= 12 else { return nil }
         // Groups: a gap well over the usual space between characters starts a new group.
         let gaps = zip(boxes, boxes.dropFirst()).map { $1.x - $0.maxX }
-        let typicalGap = gaps.sorted()[gaps.count / 2]
+        // Pitch between characters of a group: most gaps are inside groups.
+        let typicalGap = max(1, gaps.sorted()[gaps.count / 3])
         let height = boxes.map(\.height).sorted()[boxes.count / 2]
         var words: [RecognizedWord] = []
         var symbols: [RecognizedSymbol] = []
         for (index, box) in boxes.enumerated() {
-            if index > 0 && gaps[index - 1] > max(typicalGap * 2, height / 2) && !symbols.isEmpty {
+            if index > 0 && gaps[index - 1] > max(typicalGap * 2, height * 2 / 5) && !symbols.isEmpty {
                 words.append(word(symbols))
                 symbols = []
             }
@@ -91,11 +92,16 @@ public enum TemplateReader {
             boxes.append(Box(x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1))
             _ = count
         }
-        // Keep blobs of digit height that do not touch the image's top or bottom edge.
-        let tallest = boxes.filter { $0.y > 0 && $0.maxY < height }.map(\.height).max() ?? 0
-        guard tallest > 8 else { return [] }
-        var kept = boxes.filter { box in
-            Double(box.height) >= 0.55 * Double(tallest) && box.width <= box.height * 3 / 2 && box.y > 0 && box.maxY < height
+        // Keep blobs of digit height that touch no edge of the image (card edges and
+        // neighbouring rows reach the edges of a line cut-out; characters do not).
+        let inside = boxes.filter { $0.x > 0 && $0.y > 0 && $0.maxX < width && $0.maxY < height }
+        let heights = inside.filter { $0.height > 8 }.map(\.height).sorted()
+        guard heights.count >= 6 else { return [] }
+        // The digit height: the tallest common height, not a single tall blob.
+        let tallest = heights[heights.count * 3 / 4]
+        var kept = inside.filter { box in
+            Double(box.height) >= 0.6 * Double(tallest) && Double(box.height) <= 1.4 * Double(tallest)
+                && box.width <= tallest * 4
         }
         // The digits sit on one line: drop blobs whose middle is far from the median middle.
         let middles = kept.map(\.midY).sorted()
@@ -113,7 +119,24 @@ public enum TemplateReader {
                 merged.append(box)
             }
         }
-        return merged
+        // Split blobs several characters wide (digits joined by a stroke of the design or
+        // by blur) into equal parts of the usual character pitch.
+        let widths = merged.map(\.width).sorted()
+        guard !widths.isEmpty else { return [] }
+        let typical = widths[widths.count * 3 / 4]
+        var split: [Box] = []
+        for box in merged {
+            let parts = Int((Double(box.width) / Double(max(1, typical))).rounded())
+            if parts >= 2 && Double(box.width) > 1.6 * Double(typical) {
+                let partWidth = box.width / parts
+                for part in 0..<parts {
+                    split.append(Box(x: box.x + part * partWidth, y: box.y, width: partWidth, height: box.height))
+                }
+            } else {
+                split.append(box)
+            }
+        }
+        return split
     }
 
     /// Matches one character against every template; choices are the digits by their best
