@@ -1,5 +1,6 @@
 import ArgumentParser
 import CardCapture
+import Foundation
 import OCRBridge
 
 /// `capture-cli scan`: reads card numbers and expiries off PNG images.
@@ -26,6 +27,12 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "How many images to scan at once (default: the number of cores).")
     var jobs: Int?
 
+    @Option(
+        name: .customLong("debug-dir"),
+        help: "Write a picture per image to this folder showing the card outline, the rows read and the digits read."
+    )
+    var debugDirectory: String?
+
     func validate() throws {
         if images.isEmpty { throw ValidationError("give at least one PNG image to scan") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
@@ -39,6 +46,15 @@ struct ScanCommand: AsyncParsableCommand {
             Terminal.writeError("capture-cli: \(error.message)")
             throw ExitCode(2)
         }
+        if let debugDirectory {
+            do {
+                try FileManager.default.createDirectory(atPath: debugDirectory, withIntermediateDirectories: true)
+            } catch {
+                Terminal.writeError("capture-cli: cannot create the debug folder \(debugDirectory): \(error.localizedDescription)")
+                throw ExitCode(2)
+            }
+        }
+        let debugDirectory = self.debugDirectory
         let workers = min(jobs ?? Terminal.coreCount, images.count)
         let progress = Progress(total: images.count, enabled: images.count > 1 && Terminal.isTerminal(2))
         if !json { print(ScanRow.header) }
@@ -54,7 +70,17 @@ struct ScanCommand: AsyncParsableCommand {
                 let path = images[index]
                 nextToStart += 1
                 group.addTask {
-                    (index, ScanOutcome(file: path) { try scanner.scan(contentsOf: path) })
+                    let outcome = ScanOutcome(file: path) {
+                        guard let debugDirectory else { return try scanner.scan(contentsOf: path) }
+                        let (result, picture) = try scanner.scanWithDebugImage(contentsOf: path)
+                        let name = (path.split(separator: "/").last.map(String.init) ?? "image") + ".debug.png"
+                        let bytes = try PNGEncoder.encode(picture)
+                        guard FileManager.default.createFile(atPath: debugDirectory + "/" + name, contents: Data(bytes)) else {
+                            throw OCRError(.imageUnreadable, "cannot write the debug picture to \(debugDirectory)")
+                        }
+                        return result
+                    }
+                    return (index, outcome)
                 }
             }
             for _ in 0..<workers { startNext() }

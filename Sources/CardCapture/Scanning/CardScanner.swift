@@ -82,12 +82,26 @@ public struct CardScanner: Sendable {
         try scan(bitmap, startedAt: ContinuousClock.now)
     }
 
+    /// Scans a PNG file and also draws what the scanner saw: the image with the card's
+    /// outline, and the straightened card with every row it read and the digits it read
+    /// there. For `capture-cli scan --debug-dir`; the picture shows the card in full.
+    public func scanWithDebugImage(contentsOf path: String) throws -> (result: ScanResult, debug: Bitmap) {
+        let start = ContinuousClock.now
+        let bitmap = try PNGDecoder(limits: configuration.limits).decode(contentsOf: path)
+        let (result, evidence) = try scanWithEvidence(bitmap, startedAt: start)
+        return (result, DebugImage.compose(original: bitmap, evidence: evidence, result: result))
+    }
+
     private func scan(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> ScanResult {
+        try scanWithEvidence(bitmap, startedAt: start).result
+    }
+
+    private func scanWithEvidence(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> (result: ScanResult, evidence: Evidence) {
         let evidence = try pool.withEngine { engine in try read(bitmap, with: engine) }
         let elapsed = ContinuousClock.now - start
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         guard let best = decide(evidence.candidates) else {
-            return ScanResult(
+            let result = ScanResult(
                 status: .notFound,
                 pan: nil,
                 expiry: evidence.expiry,
@@ -95,14 +109,17 @@ public struct CardScanner: Sendable {
                 milliseconds: milliseconds,
                 holder: evidence.holder
             )
+            return (result, evidence)
         }
-        return ScanResult(
+        let result = ScanResult(
             status: .found,
             pan: best.pan,
             expiry: evidence.expiry,
             confidence: best.confidence,
-            milliseconds: milliseconds
+            milliseconds: milliseconds,
+            holder: evidence.holder
         )
+        return (result, evidence)
     }
 
     // MARK: - Reading
