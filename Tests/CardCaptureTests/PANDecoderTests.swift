@@ -138,3 +138,54 @@ struct DeskewTests {
         #expect(abs(Deskew.angle(of: turned) + degrees) <= 0.5)
     }
 }
+
+@Suite("Expiry voting")
+struct ExpiryVotingTests {
+    @Test("the date most readings agree on wins; of equals, the later")
+    func voting() throws {
+        // Two readings see FROM 08/24 and THRU 04/28; one misreads THRU as 04/29.
+        let readings = ["08/24 04/28", "08/24 04/28", "08/24 04/29"]
+        #expect(ExpiryFinder.expiry(voting: readings) == (try Expiry(month: 4, year: 2028)))
+        // Look-alike letters in a date-shaped word are read as digits.
+        #expect(ExpiryFinder.expiry(voting: ["Q1/2028"]) == (try Expiry(month: 1, year: 2028)))
+        #expect(ExpiryFinder.expiry(voting: ["no date", ""]) == nil)
+    }
+}
+
+@Suite("Template reader")
+struct TemplateReaderTests {
+    /// A line of digits drawn from the templates themselves, spaced like a card.
+    static func line(_ text: String) -> Bitmap {
+        let size = 24
+        let pitch = 30
+        let width = 20 + text.count * pitch
+        var bitmap = Bitmap(width: width, height: 44, format: .grey8, filledWith: 255)
+        var x = 10
+        for character in text {
+            defer { x += pitch }
+            guard character != " ", let digit = character.wholeNumberValue,
+                let template = DigitTemplates.all.first(where: { $0.font == "ocr-a" && Int($0.digit) == digit })
+            else { continue }
+            for row in 0..<size {
+                for column in 0..<size where template.ink[row * size + column] > 127 {
+                    bitmap.pixels[(row + 10) * width + x + column] = 0
+                }
+            }
+        }
+        return bitmap
+    }
+
+    @Test("reads OCR-A digits and their grouping")
+    func reads() throws {
+        let line = try #require(TemplateReader.read(Self.line("4111 1111 1111 1111")))
+        #expect(line.words.map(\.text) == ["4111", "1111", "1111", "1111"])
+        let candidate = try #require(PANDecoder.candidates(in: line).first)
+        #expect(candidate.pan.revealed == "4111111111111111")
+    }
+
+    @Test("too few characters is no reading")
+    func short() {
+        #expect(TemplateReader.read(Self.line("4111")) == nil)
+        #expect(TemplateReader.read(Bitmap(width: 300, height: 40, format: .grey8, filledWith: 255)) == nil)
+    }
+}

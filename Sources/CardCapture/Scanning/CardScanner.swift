@@ -211,6 +211,12 @@ public struct CardScanner: Sendable {
                 evidence.rows.append((box, result.text))
                 texts.append(result.text)
             }
+            // And by templates, for the card typefaces Tesseract misreads.
+            for variant in [image, image.adaptiveBinarized(window: configuration.lineHeight * 2)] {
+                guard let line = TemplateReader.read(variant, minimumCharacters: 4, slash: true) else { continue }
+                evidence.rows.append((box, "templates: " + line.text))
+                texts.append(line.text)
+            }
         }
         let nameTop = stripTop + stripHeight
         for row in LineFinder.rows(in: card, top: Double(nameTop) / Double(card.height), bottom: 0.97).prefix(2) {
@@ -220,7 +226,7 @@ public struct CardScanner: Sendable {
             if evidence.expiry == nil { texts.append(result.text) }
             if evidence.holder == nil, let name = Self.holderName(in: result) { evidence.holder = name }
         }
-        evidence.expiry = ExpiryFinder.expiry(in: texts)
+        evidence.expiry = ExpiryFinder.expiry(voting: texts)
         return evidence
     }
 

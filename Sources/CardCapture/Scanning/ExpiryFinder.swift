@@ -55,4 +55,17 @@ public enum ExpiryFinder {
     public static func expiry(in lines: [String]) -> Expiry? {
         lines.flatMap { dates(in: $0) }.max()
     }
+
+    /// The expiry from several independent readings of the same part of a card: the latest
+    /// date that at least two readings agree on (a misread date shows in one reading only;
+    /// a card printing VALID FROM and VALID THRU shows both in every good reading), or the
+    /// latest date when no two readings agree.
+    public static func expiry(voting readings: [String]) -> Expiry? {
+        var votes: [Expiry: Int] = [:]
+        for reading in readings {
+            for date in Set(dates(in: reading)) { votes[date, default: 0] += 1 }
+        }
+        guard let most = votes.values.max() else { return nil }
+        return votes.filter { $0.value >= min(2, most) }.keys.max()
+    }
 }

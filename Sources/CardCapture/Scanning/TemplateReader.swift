@@ -13,11 +13,16 @@ public enum TemplateReader {
     /// - Returns: a recognised line in which every word is a digit group and every symbol
     ///   carries its ten digit choices with confidences from 0 to 100; nil when the line
     ///   does not cut into digit-like characters.
-    public static func read(_ line: Bitmap) -> RecognizedLine? {
+    ///
+    /// - Parameters:
+    ///   - line: the line image.
+    ///   - minimumCharacters: fewer characters than this and the line is not read.
+    ///   - slash: whether `/` may be read (dates), besides digits.
+    public static func read(_ line: Bitmap, minimumCharacters: Int = 12, slash: Bool = false) -> RecognizedLine? {
         let grey = line.grey()
         let threshold = grey.otsuThreshold()
         let boxes = characterBoxes(grey, threshold: threshold)
-        guard boxes.count >= 12 else { return nil }
+        guard boxes.count >= max(2, minimumCharacters) else { return nil }
         // Groups: a gap well over the usual space between characters starts a new group.
         let gaps = zip(boxes, boxes.dropFirst()).map { $1.x - $0.maxX }
         // Pitch between characters of a group: most gaps are inside groups.
@@ -30,7 +35,7 @@ public enum TemplateReader {
                 words.append(word(symbols))
                 symbols = []
             }
-            symbols.append(classify(grey, box: box, threshold: threshold))
+            symbols.append(classify(grey, box: box, threshold: threshold, slash: slash))
         }
         if !symbols.isEmpty { words.append(word(symbols)) }
         let text = words.map(\.text).joined(separator: " ")
@@ -141,26 +146,27 @@ public enum TemplateReader {
 
     /// Matches one character against every template; choices are the digits by their best
     /// normalised correlation, as confidences 0 to 100.
-    static func classify(_ grey: Bitmap, box: Box, threshold: UInt8) -> RecognizedSymbol {
+    static func classify(_ grey: Bitmap, box: Box, threshold: UInt8, slash: Bool = false) -> RecognizedSymbol {
         let ink = normalised(grey, box: box, threshold: threshold)
         let aspect = Double(box.width) / Double(max(1, box.height))
-        var best = [Double](repeating: -1, count: 10)
-        for template in DigitTemplates.all {
+        let classes = slash ? 11 : 10
+        var best = [Double](repeating: -1, count: classes)
+        for template in DigitTemplates.all where Int(template.digit) < classes {
             var score = correlation(ink, template.ink)
             // A glyph of the wrong proportions (a narrow 1 against a wide 0) scores lower.
             score -= min(0.3, abs(aspect - template.aspect) * 0.5)
             best[Int(template.digit)] = max(best[Int(template.digit)], score)
         }
-        let ranked = (0..<10).sorted { best[$0] > best[$1] }
+        let ranked = (0..<classes).sorted { best[$0] > best[$1] }
+        func name(_ index: Int) -> String { index == 10 ? "/" : String(index) }
         let top = best[ranked[0]]
         let second = best[ranked[1]]
         // Confidence: how well the best template fits, discounted when the runner-up is close.
         let confidence = max(0, min(100, (top - 0.35) / 0.55 * 100 - max(0, 0.08 - (top - second)) * 400))
         let choices = ranked.prefix(4).map { digit in
-            SymbolChoice(text: String(digit), confidence: max(0, min(100, (best[digit] - 0.35) / 0.55 * 100)))
+            SymbolChoice(text: name(digit), confidence: max(0, min(100, (best[digit] - 0.35) / 0.55 * 100)))
         }
-        return RecognizedSymbol(text: String(ranked[0]), confidence: confidence, box: box, choices: [choices[0]] + choices.dropFirst())
-            .withConfidence(confidence)
+        return RecognizedSymbol(text: name(ranked[0]), confidence: confidence, box: box, choices: choices)
     }
 
     /// The character cut out, scaled to 24 pixels high keeping its aspect and centred in a
@@ -209,13 +215,5 @@ public enum TemplateReader {
         }
         guard squareA > 0, squareB > 0 else { return 0 }
         return product / (squareA * squareB).squareRoot()
-    }
-}
-
-extension RecognizedSymbol {
-    func withConfidence(_ value: Double) -> RecognizedSymbol {
-        var copy = self
-        copy.confidence = value
-        return copy
     }
 }
