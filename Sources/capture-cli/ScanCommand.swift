@@ -140,6 +140,7 @@ struct ScanJSON: Encodable {
     let expiry: ExpiryJSON?
     let confidence: Double
     let ms: Double
+    let holder: String?
     let error: ErrorJSON?
 
     init(_ outcome: ScanOutcome, reveal: Bool) {
@@ -153,6 +154,7 @@ struct ScanJSON: Encodable {
             expiry = result.expiry.map { ExpiryJSON(month: $0.month, year: $0.year) }
             confidence = (result.confidence * 1000).rounded() / 1000
             ms = (result.milliseconds * 10).rounded() / 10
+            holder = result.holder
             error = nil
         case .failure(let failure):
             status = "error"
@@ -162,12 +164,13 @@ struct ScanJSON: Encodable {
             expiry = nil
             confidence = 0
             ms = 0
+            holder = nil
             error = ErrorJSON(code: failure.code.rawValue, message: failure.message)
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case file, status, panMasked, pan, brand, expiry, confidence, ms, error
+        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, error
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -180,6 +183,7 @@ struct ScanJSON: Encodable {
         try container.encode(expiry, forKey: .expiry)
         try container.encode(confidence, forKey: .confidence)
         try container.encode(ms, forKey: .ms)
+        try container.encodeIfPresent(holder, forKey: .holder)
         try container.encodeIfPresent(error, forKey: .error)
     }
 }

@@ -171,7 +171,15 @@ public struct CardScanner: Sendable {
                 // Dark print reads as is; embossed digits are lighter than the card, so the
                 // inverted image and a local threshold get their turn as well.
                 let window = configuration.lineHeight * 2
-                for image in [base, base.adaptiveBinarized(window: window), base.inverted().adaptiveBinarized(window: window)] {
+                let images: [() -> Bitmap] = [
+                    { base },
+                    { base.adaptiveBinarized(window: window) },
+                    { base.inverted().adaptiveBinarized(window: window) },
+                    // Thin lines of the design crossing the digits, removed.
+                    { base.binarized(threshold: base.otsuThreshold()).opened(size: 3) },
+                ]
+                for makeImage in images {
+                    let image = makeImage()
                     guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
                     evidence.rows.append((row.box, "templates: " + line.text))
                     rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.templates) }
@@ -257,6 +265,7 @@ public struct CardScanner: Sendable {
             },
             { base.adaptiveBinarized(window: self.configuration.lineHeight * 2).padded(by: 12) },
             { base.inverted().adaptiveBinarized(window: self.configuration.lineHeight * 2).padded(by: 12) },
+            { base.binarized(threshold: base.otsuThreshold()).opened(size: 3).padded(by: 12) },
         ]
     }
 

@@ -117,3 +117,43 @@ extension Bitmap {
         return Bitmap(width: width, height: height, format: .grey8, pixels: out)
     }
 }
+
+extension Bitmap {
+    /// A binary image (0 = ink) with ink thinner than `size` pixels removed: a morphological
+    /// opening (erode, then dilate, with a `size` × `size` square). Thin lines of a card's
+    /// design that cross the digits go; the digits' thicker strokes stay.
+    public func opened(size: Int) -> Bitmap {
+        let grey = self.grey()
+        let radius = max(1, size / 2)
+        let width = self.width
+        let height = self.height
+        // Ink is 0. Erosion keeps ink only where the whole window is ink; dilation spreads
+        // ink over the window. Both are separable: a pass along rows, then along columns.
+        func pass(_ source: [UInt8], horizontal: Bool, erode: Bool) -> [UInt8] {
+            var out = source
+            for y in 0..<height {
+                for x in 0..<width {
+                    var ink = erode
+                    for offset in -radius...radius {
+                        let xx = horizontal ? min(width - 1, max(0, x + offset)) : x
+                        let yy = horizontal ? y : min(height - 1, max(0, y + offset))
+                        let isInk = source[yy * width + xx] == 0
+                        if erode && !isInk {
+                            ink = false
+                            break
+                        }
+                        if !erode && isInk {
+                            ink = true
+                            break
+                        }
+                    }
+                    out[y * width + x] = ink ? 0 : 255
+                }
+            }
+            return out
+        }
+        let eroded = pass(pass(grey.pixels, horizontal: true, erode: true), horizontal: false, erode: true)
+        let opened = pass(pass(eroded, horizontal: true, erode: false), horizontal: false, erode: false)
+        return Bitmap(width: width, height: height, format: .grey8, pixels: opened)
+    }
+}
