@@ -189,3 +189,15 @@ struct TemplateReaderTests {
         #expect(TemplateReader.read(Bitmap(width: 300, height: 40, format: .grey8, filledWith: 255)) == nil)
     }
 }
+
+@Suite("Date words from the template reader")
+struct SlashedDateTests {
+    @Test("MM then YY or YYYY becomes a date; anything else is left alone")
+    func slashes() {
+        #expect(CardScanner.slashedDates(["08/24", "04", "28"]) == "08/24 04/28")
+        #expect(CardScanner.slashedDates(["04", "2028"]) == "04/2028")
+        #expect(CardScanner.slashedDates(["041", "28"]) == "041 28")
+        #expect(CardScanner.slashedDates(["04", "283"]) == "04 283")
+        #expect(CardScanner.slashedDates([]) == "")
+    }
+}

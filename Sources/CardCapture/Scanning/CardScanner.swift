@@ -223,7 +223,7 @@ public struct CardScanner: Sendable {
             for variant in [image, image.adaptiveBinarized(window: configuration.lineHeight * 2)] {
                 guard let line = TemplateReader.read(variant, minimumCharacters: 4, slash: true) else { continue }
                 evidence.rows.append((box, "templates: " + line.text))
-                texts.append(line.text)
+                texts.append(Self.slashedDates(line.words.map(\.text)))
             }
         }
         let nameTop = stripTop + stripHeight
@@ -236,6 +236,27 @@ public struct CardScanner: Sendable {
         }
         evidence.expiry = ExpiryFinder.expiry(voting: texts)
         return evidence
+    }
+
+    /// Joins `MM` followed by `YY` or `YYYY` into `MM/YY`: the template reader may miss a
+    /// thin slash between the two, and in the strip under the number nothing else is shaped
+    /// like that.
+    static func slashedDates(_ words: [String]) -> String {
+        var out: [String] = []
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            if index + 1 < words.count, word.count == 2, word.allSatisfy(\.isASCIIDigit),
+                [2, 4].contains(words[index + 1].count), words[index + 1].allSatisfy(\.isASCIIDigit)
+            {
+                out.append(word + "/" + words[index + 1])
+                index += 2
+            } else {
+                out.append(word)
+                index += 1
+            }
+        }
+        return out.joined(separator: " ")
     }
 
     static let expiryCharacters = "0123456789/ABCDEFGHIJKLMNOPQRSTUVWXYZ .-'"
