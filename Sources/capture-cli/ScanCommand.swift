@@ -29,7 +29,7 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("debug-dir"),
-        help: "Write a picture per image to this folder showing the card outline, the rows read and the digits read."
+        help: "Write a picture per image to this folder showing the card outline, the rows read and the digits read (in full)."
     )
     var debugDirectory: String?
 
