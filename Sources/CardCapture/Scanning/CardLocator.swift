@@ -36,13 +36,29 @@ public struct CardLocator: Sendable {
     /// The card's outline, or nil when no convincing quadrilateral is found (a flat scan
     /// that fills the frame has no background to find edges against).
     public func locate(in bitmap: Bitmap) -> Outline? {
+        if let outline = locate(in: bitmap, edgeScale: 1, minimumArea: minimumArea) { return outline }
+        // A pale card on a pale ground has faint edges: look again with a lower edge
+        // threshold, but accept only a well-supported card that leaves a clear margin of
+        // background (at most 75 % of the image), so that a faint boundary in the design of
+        // a scan that fills the frame cannot pass for the card's edge.
+        return locate(in: bitmap, edgeScale: 0.5, minimumArea: 0.25, maximumArea: 0.75, minimumSupport: 0.7)
+    }
+
+    func locate(
+        in bitmap: Bitmap,
+        edgeScale: Float,
+        minimumArea: Double,
+        maximumArea: Double = 1.5,
+        minimumSupport: Double? = nil
+    ) -> Outline? {
+        let minimumSupport = minimumSupport ?? self.minimumSupport
         let grey = bitmap.grey()
         let scale = min(1, Double(workingWidth) / Double(grey.width))
         let small =
             scale < 1
             ? grey.scaled(toWidth: max(8, Int(Double(grey.width) * scale)), height: max(8, Int(Double(grey.height) * scale)))
             : grey
-        let edges = EdgeMap(small)
+        let edges = EdgeMap(small, thresholdScale: edgeScale)
         let horizontal = edges.lines(normalAngles: stride(from: 70.0, through: 110.0, by: 1).map { $0 })
         let vertical = edges.lines(normalAngles: stride(from: -20.0, through: 20.0, by: 1).map { $0 })
         let imageArea = Double(small.width * small.height)
@@ -62,7 +78,7 @@ public struct CardLocator: Sendable {
                             .compactMap { $0.intersection($1) }
                         guard corners.count == 4 else { continue }
                         guard let area = Self.check(corners, width: small.width, height: small.height, aspect: aspectRange),
-                            area / imageArea >= minimumArea
+                            area / imageArea >= minimumArea, area / imageArea <= maximumArea
                         else { continue }
                         let support = edges.support(of: corners)
                         guard support >= minimumSupport else { continue }
@@ -135,7 +151,7 @@ struct EdgeMap {
     let magnitude: [Float]
     let threshold: Float
 
-    init(_ grey: Bitmap) {
+    init(_ grey: Bitmap, thresholdScale: Float = 1) {
         width = grey.width
         height = grey.height
         var gx = [Float](repeating: 0, count: width * height)
@@ -162,7 +178,7 @@ struct EdgeMap {
         self.gx = gx
         self.gy = gy
         self.magnitude = magnitude
-        self.threshold = max(80, percentile)
+        self.threshold = max(80, percentile) * thresholdScale
     }
 
     /// The strongest lines whose normals lie at `normalAngles` (degrees), after suppressing
