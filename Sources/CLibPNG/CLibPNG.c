@@ -181,8 +181,7 @@ clpng_status clpng_finish(clpng_decoder *decoder, uint8_t *pixels, size_t row_st
     if (channels == 1 && (colour_type & PNG_COLOR_MASK_COLOR) != 0) {
         png_set_rgb_to_gray_fixed(png, 1, -1, -1);
     }
-    int passes = png_set_interlace_handling(png);
-    (void)passes;
+    png_set_interlace_handling(png);
     png_read_update_info(png, info);
     int source_channels = png_get_channels(png, info);
     size_t source_row = png_get_rowbytes(png, info);

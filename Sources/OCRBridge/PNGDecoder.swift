@@ -81,13 +81,8 @@ public struct PNGDecoder: Sendable {
             throw OCRError(.imageTooLarge, "the image file is \(bytes.count) bytes; the limit is \(limits.maxBytes)")
         }
         return try bytes.withUnsafeBufferPointer { (buffer) throws(OCRError) -> Bitmap in
+            let (decoder, header) = try Self.begin(buffer)
             var message = [CChar](repeating: 0, count: 256)
-            var header = clpng_header()
-            var decoder: OpaquePointer?
-            let status = clpng_begin(buffer.baseAddress, buffer.count, &decoder, &header, &message, message.count)
-            guard status == CLPNG_OK, let decoder else {
-                throw Self.error(for: status, message: message, stage: "header")
-            }
             let width = Int(header.width)
             let height = Int(header.height)
             if let error = sizeError(width: width, height: height) {
@@ -111,13 +106,7 @@ public struct PNGDecoder: Sendable {
     /// Reads only the header of a PNG: its size and colour type.
     public func header(of bytes: [UInt8]) throws(OCRError) -> Header {
         try bytes.withUnsafeBufferPointer { (buffer) throws(OCRError) -> Header in
-            var message = [CChar](repeating: 0, count: 256)
-            var header = clpng_header()
-            var decoder: OpaquePointer?
-            let status = clpng_begin(buffer.baseAddress, buffer.count, &decoder, &header, &message, message.count)
-            guard status == CLPNG_OK, let decoder else {
-                throw Self.error(for: status, message: message, stage: "header")
-            }
+            let (decoder, header) = try Self.begin(buffer)
             clpng_end(decoder)
             return Header(
                 width: Int(header.width),
@@ -128,6 +117,19 @@ public struct PNGDecoder: Sendable {
                 hasPalette: header.has_palette != 0
             )
         }
+    }
+
+    /// Opens a decoder on the bytes and reads the header; the caller must pass the decoder
+    /// to `clpng_finish` or `clpng_end`.
+    private static func begin(_ buffer: UnsafeBufferPointer<UInt8>) throws(OCRError) -> (OpaquePointer, clpng_header) {
+        var message = [CChar](repeating: 0, count: 256)
+        var header = clpng_header()
+        var decoder: OpaquePointer?
+        let status = clpng_begin(buffer.baseAddress, buffer.count, &decoder, &header, &message, message.count)
+        guard status == CLPNG_OK, let decoder else {
+            throw error(for: status, message: message, stage: "header")
+        }
+        return (decoder, header)
     }
 
     private func sizeError(width: Int, height: Int) -> OCRError? {

@@ -66,7 +66,7 @@ struct BenchCommand: AsyncParsableCommand {
                 milliseconds: result?.milliseconds ?? 0
             )
         }
-        let sequential = Self.seconds(ContinuousClock.now - sequentialStart)
+        let sequential = (ContinuousClock.now - sequentialStart).seconds
 
         var baseline: Scoreboard?
         if !noBaseline {
@@ -95,7 +95,7 @@ struct BenchCommand: AsyncParsableCommand {
             for _ in 0..<workers { start() }
             for await _ in group { start() }
         }
-        let parallel = Self.seconds(ContinuousClock.now - parallelStart)
+        let parallel = (ContinuousClock.now - parallelStart).seconds
 
         print("\(entries.count) images in \(folder)")
         print(Self.report("scanner, 1 worker", pipeline))
@@ -103,14 +103,14 @@ struct BenchCommand: AsyncParsableCommand {
             print(Self.report("plain route (tesseract command, regex, Luhn)", baseline))
             let speed = baseline.overall.medianMilliseconds / pipeline.overall.medianMilliseconds
             print(
-                "ratio: median time \(Self.format(speed, 1))x faster; recall \(Self.format(pipeline.overall.recall, 3)) vs "
-                    + "\(Self.format(baseline.overall.recall, 3)); precision \(Self.format(pipeline.overall.precision, 3)) vs "
-                    + "\(Self.format(baseline.overall.precision, 3))"
+                "ratio: median time \(Columns.decimal(speed, 1))x faster; recall \(Columns.decimal(pipeline.overall.recall, 3)) vs "
+                    + "\(Columns.decimal(baseline.overall.recall, 3)); precision \(Columns.decimal(pipeline.overall.precision, 3)) vs "
+                    + "\(Columns.decimal(baseline.overall.precision, 3))"
             )
         }
         print(
-            "throughput: 1 worker \(Self.format(sequential, 1)) s, \(workers) workers \(Self.format(parallel, 1)) s: "
-                + "\(Self.format(sequential / parallel, 2))x"
+            "throughput: 1 worker \(Columns.decimal(sequential, 1)) s, \(workers) workers \(Columns.decimal(parallel, 1)) s: "
+                + "\(Columns.decimal(sequential / parallel, 2))x"
         )
         if !pipeline.overall.wrongFiles.isEmpty {
             print("wrong numbers reported for: \(pipeline.overall.wrongFiles.joined(separator: ", "))")
@@ -130,29 +130,11 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     static func row(_ name: String, _ tally: Scoreboard.Tally) -> String {
-        "  " + pad(name, 22) + pad(String(tally.images), 7, right: true) + pad(String(tally.cards), 6, right: true)
-            + pad(format(tally.recall, 3), 8, right: true) + pad(format(tally.precision, 3), 10, right: true)
-            + pad(format(tally.expiryAccuracy, 3), 8, right: true) + pad(format(tally.medianMilliseconds, 1), 11, right: true)
-            + pad(format(tally.p95Milliseconds, 1), 8, right: true)
+        "  " + Columns.pad(name, 22) + Columns.pad(String(tally.images), 7, right: true) + Columns.pad(String(tally.cards), 6, right: true)
+            + Columns.pad(Columns.decimal(tally.recall, 3), 8, right: true) + Columns.pad(Columns.decimal(tally.precision, 3), 10, right: true)
+            + Columns.pad(Columns.decimal(tally.expiryAccuracy, 3), 8, right: true)
+            + Columns.pad(Columns.decimal(tally.medianMilliseconds, 1), 11, right: true)
+            + Columns.pad(Columns.decimal(tally.p95Milliseconds, 1), 8, right: true)
     }
 
-    static func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
-        guard text.count < width else { return text }
-        let space = String(repeating: " ", count: width - text.count)
-        return right ? space + text : text + space
-    }
-
-    static func format(_ value: Double, _ places: Int) -> String {
-        guard value.isFinite else { return "-" }
-        var scale = 1.0
-        for _ in 0..<places { scale *= 10 }
-        let scaled = Int((value * scale).rounded())
-        let whole = scaled / Int(scale)
-        let fraction = String(abs(scaled) % Int(scale))
-        return places == 0 ? "\(whole)" : "\(whole).\(String(repeating: "0", count: places - fraction.count))\(fraction)"
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
 }

@@ -205,17 +205,13 @@ struct ScanRow {
         } else {
             text +=
                 Self.pad(json.pan ?? json.panMasked ?? "-", 21) + Self.pad(json.brand ?? "-", 12) + Self.pad(expiry, 9)
-                + Self.pad(String(format2(json.confidence)), 6) + String(Int(json.ms.rounded()))
+                + Self.pad(Columns.decimal(json.confidence, 2), 6) + String(Int(json.ms.rounded()))
         }
         self.text = text
     }
 
+    /// Left-aligned in `width`, and never touching the next column.
     static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+        text.count >= width ? text + " " : Columns.pad(text, width)
     }
-}
-
-private func format2(_ value: Double) -> String {
-    let hundredths = Int((value * 100).rounded())
-    return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
 }

@@ -91,9 +91,14 @@ extension CardBrand {
     /// CardBrand.detectPartial("5").brand         // nil: Mastercard, Maestro, Elo or Verve
     /// ```
     public static func detectPartial(_ prefix: String) -> PartialBrandMatch {
-        guard let digits = PAN.digits(of: prefix), !digits.isEmpty else {
+        guard let digits = PAN.digits(of: prefix) else {
             return PartialBrandMatch(brand: nil, candidates: [])
         }
+        return detectPartial(digits: digits)
+    }
+
+    static func detectPartial(digits: [UInt8]) -> PartialBrandMatch {
+        guard !digits.isEmpty else { return PartialBrandMatch(brand: nil, candidates: []) }
         let matched = detect(digits: digits)
         var candidates: [CardBrand] = []
         for range in ranges where range.couldContain(digits) && !candidates.contains(range.brand) {

@@ -45,7 +45,7 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
             )
         }
         guard let brand = CardBrand.detect(digits: digits) else {
-            if digits.count < 6 && !CardBrand.detectPartial(String(digits.map { Character(String($0)) })).candidates.isEmpty {
+            if digits.count < 6 && !CardBrand.detectPartial(digits: digits).candidates.isEmpty {
                 throw CardValidationError(.incompleteNumber, .number, "this number is too short; enter every digit on the card")
             }
             throw CardValidationError(

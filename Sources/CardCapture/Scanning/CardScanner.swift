@@ -167,26 +167,25 @@ public struct CardScanner: Sendable {
         var numberRow: TextRow?
         for row in LineFinder.rows(in: card, top: 0.3, bottom: 0.85).prefix(3) {
             var rowCandidates: [PANCandidate] = []
-            if let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight) {
-                // Dark print reads as is; embossed digits are lighter than the card, so the
-                // inverted image and a local threshold get their turn as well.
-                let window = configuration.lineHeight * 2
-                let images: [() -> Bitmap] = [
-                    { base },
-                    { base.adaptiveBinarized(window: window) },
-                    { base.inverted().adaptiveBinarized(window: window) },
-                    // Thin lines of the design crossing the digits, removed.
-                    { base.binarized(threshold: base.otsuThreshold()).opened(size: 3) },
-                ]
-                for makeImage in images {
-                    let image = makeImage()
-                    guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
-                    evidence.rows.append((row.box, "templates: " + line.text))
-                    rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.templates) }
-                    if let decided = decide(rowCandidates), decided.confidence >= configuration.minimumConfidence { break }
-                }
+            guard let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight) else { continue }
+            // Dark print reads as is; embossed digits are lighter than the card, so the
+            // inverted image and a local threshold get their turn as well.
+            let window = configuration.lineHeight * 2
+            let images: [() -> Bitmap] = [
+                { base },
+                { base.adaptiveBinarized(window: window) },
+                { base.inverted().adaptiveBinarized(window: window) },
+                // Thin lines of the design crossing the digits, removed.
+                { base.binarized(threshold: base.otsuThreshold()).opened(size: 3) },
+            ]
+            for makeImage in images {
+                let image = makeImage()
+                guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
+                evidence.rows.append((row.box, "templates: " + line.text))
+                rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.templates) }
+                if let decided = decide(rowCandidates), decided.confidence >= configuration.minimumConfidence { break }
             }
-            for variant in numberVariants(of: card, row: row) {
+            for variant in numberVariants(of: base) {
                 let result = try engine.recognize(variant(), mode: .singleLine, whitelist: "0123456789 ")
                 evidence.rows.append((row.box, result.text))
                 for line in result.lines { rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.tesseract) } }
@@ -273,10 +272,10 @@ public struct CardScanner: Sendable {
         return text
     }
 
-    /// Ways to present a number row to Tesseract, cheapest and likeliest first.
-    func numberVariants(of card: Bitmap, row: TextRow) -> [() -> Bitmap] {
-        guard let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight) else { return [] }
-        return [
+    /// Ways to present a number row (its ``lineImage(of:row:textHeight:)``) to Tesseract,
+    /// cheapest and likeliest first.
+    func numberVariants(of base: Bitmap) -> [() -> Bitmap] {
+        [
             { base.padded(by: 12) },
             { base.binarized(threshold: base.otsuThreshold()).padded(by: 12) },
             {

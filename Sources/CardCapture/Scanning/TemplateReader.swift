@@ -39,7 +39,7 @@ public enum TemplateReader {
         }
         if !symbols.isEmpty { words.append(word(symbols)) }
         let text = words.map(\.text).joined(separator: " ")
-        let confidence = symbols.isEmpty ? 0 : words.flatMap(\.symbols).map(\.confidence).min() ?? 0
+        let confidence = words.flatMap(\.symbols).map(\.confidence).min() ?? 0
         return RecognizedLine(text: text, confidence: confidence, box: Box(x: 0, y: 0, width: line.width, height: line.height), words: words)
     }
 
@@ -72,11 +72,9 @@ public enum TemplateReader {
             var minY = height
             var maxX = 0
             var maxY = 0
-            var count = 0
             while let index = stack.popLast() {
                 let x = index % width
                 let y = index / width
-                count += 1
                 minX = min(minX, x)
                 maxX = max(maxX, x)
                 minY = min(minY, y)
@@ -95,7 +93,6 @@ public enum TemplateReader {
                 }
             }
             boxes.append(Box(x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1))
-            _ = count
         }
         // Keep blobs of digit height that touch no edge of the image (card edges and
         // neighbouring rows reach the edges of a line cut-out; characters do not).
