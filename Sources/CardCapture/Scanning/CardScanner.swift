@@ -199,62 +199,21 @@ public struct CardScanner: Sendable {
         }
 
         // The expiry sits right under the number (with its label), the name under that.
-        var texts: [String] = []
         let numberHeight = numberRow?.box.height ?? card.height / 14
         let stripTop = numberRow.map { $0.box.maxY + numberHeight / 8 } ?? card.height * 55 / 100
         let stripHeight = numberHeight * 2
-        if let strip = card.cropped(x: card.width / 30, y: stripTop, width: card.width * 28 / 30, height: stripHeight) {
-            let scale = Double(configuration.lineHeight) / Double(numberHeight)
-            let sized = strip.scaled(
-                toWidth: max(1, Int(Double(strip.width) * scale)),
-                height: max(1, Int(Double(strip.height) * scale))
-            )
-            let image = Self.darkText(sized.stretchedContrast()).padded(by: 12)
-            let box = Box(x: card.width / 30, y: stripTop, width: card.width * 28 / 30, height: stripHeight)
-            // Tesseract with digits only (a month's leading 0 cannot come back as a Q; a
-            // second reading with letters cost 20 ms an image and added no right expiry on
-            // the fixtures).
-            let result = try engine.recognize(image, mode: .sparseText, whitelist: "0123456789/")
-            evidence.rows.append((box, result.text))
-            texts.append(result.text)
-            // And by templates, for the card typefaces Tesseract misreads.
-            for variant in [image, image.adaptiveBinarized(window: configuration.lineHeight * 2)] {
-                guard let line = TemplateReader.read(variant, minimumCharacters: 4, slash: true) else { continue }
-                evidence.rows.append((box, "templates: " + line.text))
-                texts.append(Self.slashedDates(line.words.map(\.text)))
-            }
-        }
+        var ballot = try readExpiry(on: card, top: stripTop, height: stripHeight, numberHeight: numberHeight, with: engine, into: &evidence)
         let nameTop = stripTop + stripHeight
         for row in LineFinder.rows(in: card, top: Double(nameTop) / Double(card.height), bottom: 0.97).prefix(2) {
             guard let image = lineImage(of: card, row: row, textHeight: 32) else { continue }
             let result = try engine.recognize(image, mode: .singleLine, whitelist: Self.expiryCharacters)
             evidence.rows.append((row.box, result.text))
-            if evidence.expiry == nil { texts.append(result.text) }
+            // A date elsewhere counts only when the strip under the number gave none.
+            if ballot.leader == nil { ballot.add(result.text) }
             if evidence.holder == nil, let name = Self.holderName(in: result) { evidence.holder = name }
         }
-        evidence.expiry = ExpiryFinder.expiry(voting: texts)
+        evidence.expiry = ballot.leader
         return evidence
-    }
-
-    /// Joins `MM` followed by `YY` or `YYYY` into `MM/YY`: the template reader may miss a
-    /// thin slash between the two, and in the strip under the number nothing else is shaped
-    /// like that.
-    static func slashedDates(_ words: [String]) -> String {
-        var out: [String] = []
-        var index = 0
-        while index < words.count {
-            let word = words[index]
-            if index + 1 < words.count, word.count == 2, word.allSatisfy(\.isASCIIDigit),
-                [2, 4].contains(words[index + 1].count), words[index + 1].allSatisfy(\.isASCIIDigit)
-            {
-                out.append(word + "/" + words[index + 1])
-                index += 2
-            } else {
-                out.append(word)
-                index += 1
-            }
-        }
-        return out.joined(separator: " ")
     }
 
     static let expiryCharacters = "0123456789/ABCDEFGHIJKLMNOPQRSTUVWXYZ .-'"

@@ -56,16 +56,39 @@ public enum ExpiryFinder {
         lines.flatMap { dates(in: $0) }.max()
     }
 
-    /// The expiry from several independent readings of the same part of a card: the latest
-    /// date that at least two readings agree on (a misread date shows in one reading only;
-    /// a card printing VALID FROM and VALID THRU shows both in every good reading), or the
-    /// latest date when no two readings agree.
+    /// The expiry from several independent readings of the same part of a card (see
+    /// ``ExpiryBallot``).
     public static func expiry(voting readings: [String]) -> Expiry? {
-        var votes: [Expiry: Int] = [:]
-        for reading in readings {
-            for date in Set(dates(in: reading)) { votes[date, default: 0] += 1 }
-        }
+        var ballot = ExpiryBallot()
+        for reading in readings { ballot.add(reading) }
+        return ballot.leader
+    }
+}
+
+/// Votes of independent readings of the same part of a card for the dates in them.
+///
+/// The expiry is the latest date that at least two readings agree on: a misread date shows
+/// in one reading only, and a card printing VALID FROM and VALID THRU shows both dates in
+/// every good reading. When no two readings agree, the latest date read.
+public struct ExpiryBallot: Sendable {
+    private var votes: [Expiry: Int] = [:]
+
+    public init() {}
+
+    /// Counts one reading: one vote for each date in it.
+    public mutating func add(_ reading: String) {
+        for date in Set(ExpiryFinder.dates(in: reading)) { votes[date, default: 0] += 1 }
+    }
+
+    /// The date the votes so far elect, if any.
+    public var leader: Expiry? {
         guard let most = votes.values.max() else { return nil }
         return votes.filter { $0.value >= min(2, most) }.keys.max()
+    }
+
+    /// Whether the leader has `votes` votes or more: agreement enough to stop reading.
+    public func isSettled(votes needed: Int = 3) -> Bool {
+        guard let leader else { return false }
+        return votes[leader, default: 0] >= needed
     }
 }

@@ -157,3 +157,68 @@ extension Bitmap {
         return Bitmap(width: width, height: height, format: .grey8, pixels: opened)
     }
 }
+
+extension Bitmap {
+    /// The image's local contrast: each pixel against the mean of the `window` × `window`
+    /// square around it, mapped so text is dark on an even light ground (about 200)
+    /// whatever the card's colours, gradients or glare.
+    ///
+    /// Text is taken to be the side, darker or lighter than its surroundings, that reaches
+    /// further: printed text is dark on a light card or light on a dark one; the faces of
+    /// embossed characters catch the light.
+    public func flattened(window: Int) -> Bitmap {
+        let grey = self.grey()
+        let width = grey.width
+        let height = grey.height
+        guard width > 0, height > 0 else { return grey }
+        var integral = [Int](repeating: 0, count: (width + 1) * (height + 1))
+        for y in 0..<height {
+            var rowSum = 0
+            for x in 0..<width {
+                rowSum += Int(grey.pixels[y * width + x])
+                integral[(y + 1) * (width + 1) + x + 1] = integral[y * (width + 1) + x + 1] + rowSum
+            }
+        }
+        let half = max(1, window / 2)
+        var difference = [Int](repeating: 0, count: width * height)
+        var histogram = [Int](repeating: 0, count: 511)
+        for y in 0..<height {
+            let top = max(0, y - half)
+            let bottom = min(height, y + half + 1)
+            for x in 0..<width {
+                let left = max(0, x - half)
+                let right = min(width, x + half + 1)
+                let sum =
+                    integral[bottom * (width + 1) + right] - integral[top * (width + 1) + right]
+                    - integral[bottom * (width + 1) + left] + integral[top * (width + 1) + left]
+                let value = Int(grey.pixels[y * width + x]) - sum / ((bottom - top) * (right - left))
+                difference[y * width + x] = value
+                histogram[value + 255] += 1
+            }
+        }
+        // How far the darkest and the lightest 2 % reach from their surroundings.
+        let tail = max(1, width * height / 50)
+        var seen = 0
+        var darkReach = 0
+        for index in 0..<511 {
+            seen += histogram[index]
+            if seen > tail {
+                darkReach = 255 - index
+                break
+            }
+        }
+        seen = 0
+        var lightReach = 0
+        for index in stride(from: 510, through: 0, by: -1) {
+            seen += histogram[index]
+            if seen > tail {
+                lightReach = index - 255
+                break
+            }
+        }
+        let sign = lightReach > darkReach ? -1 : 1
+        let reach = max(1, max(darkReach, lightReach))
+        let pixels = difference.map { UInt8(clamping: 200 + sign * $0 * 150 / reach) }
+        return Bitmap(width: width, height: height, format: .grey8, pixels: pixels)
+    }
+}
