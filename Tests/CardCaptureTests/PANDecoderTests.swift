@@ -150,6 +150,23 @@ struct ExpiryVotingTests {
         #expect(ExpiryFinder.expiry(voting: ["Q1/2028"]) == (try Expiry(month: 1, year: 2028)))
         #expect(ExpiryFinder.expiry(voting: ["no date", ""]) == nil)
     }
+
+    @Test("a date read before a later one is a start date, however many readings miss the later")
+    func startDates() throws {
+        var ballot = ExpiryBallot()
+        for _ in 0..<3 { ballot.add("VALID FROM 05/24") }
+        #expect(ballot.leader == (try Expiry(month: 5, year: 2024)))
+        #expect(ballot.isSettled())
+        ballot.add("05/24 EXPIRY 12/29")
+        #expect(ballot.leader == (try Expiry(month: 12, year: 2029)))
+        #expect(!ballot.isSettled())
+        ballot.add("12/29")
+        ballot.add("12/29")
+        #expect(ballot.isSettled())
+        // A lone misreading later than the agreed date does not win.
+        ballot.add("12/39")
+        #expect(ballot.leader == (try Expiry(month: 12, year: 2029)))
+    }
 }
 
 @Suite("Template reader")

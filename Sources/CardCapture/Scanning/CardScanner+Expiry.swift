@@ -31,16 +31,21 @@ extension CardScanner {
         let window = Self.dateScaleHeight * 4 / 3
         let flat = sized.flattened(window: window).padded(by: 12, value: 200)
         let plain = Self.darkText(sized.stretchedContrast()).padded(by: 12)
-        // Flattened text sits near 50 on a ground near 200.
-        let threshold: UInt8 = 140
+        // Flattened text sits near 50 on a ground near 200; design lines drawn lighter than
+        // the text fade out at the lower thresholds, and the openings cut the thin ones that
+        // cross the characters.
+        func cut(_ threshold: UInt8) -> Bitmap { flat.binarized(threshold: threshold) }
         let readings: [(engine: Bool, image: () -> Bitmap)] = [
-            (false, { flat.binarized(threshold: threshold) }),
+            (false, { cut(70) }),
+            (false, { cut(100) }),
+            (false, { cut(140) }),
             (false, { flat }),
-            (false, { plain.adaptiveBinarized(window: window * 3 / 2) }),
-            (false, { plain }),
-            (true, { flat.binarized(threshold: threshold) }),
+            (false, { plain.adaptiveBinarized(window: Self.dateScaleHeight * 3 / 2) }),
+            (false, { cut(140).opened(size: 3) }),
+            (false, { cut(100).opened(size: 3) }),
+            (true, { cut(140) }),
             (true, { flat }),
-            (true, { sized.flattened(window: window / 2).padded(by: 12, value: 200).binarized(threshold: threshold) }),
+            (true, { sized.flattened(window: window / 2).padded(by: 12, value: 200).binarized(threshold: 140) }),
             (true, { plain }),
         ]
         for reading in readings {

@@ -68,22 +68,30 @@ public enum ExpiryFinder {
 /// Votes of independent readings of the same part of a card for the dates in them.
 ///
 /// The expiry is the latest date that at least two readings agree on: a misread date shows
-/// in one reading only, and a card printing VALID FROM and VALID THRU shows both dates in
-/// every good reading. When no two readings agree, the latest date read.
+/// in one reading only. A date read before a later one in the same reading is a start date
+/// (VALID FROM), never the expiry, even when other readings missed the later date. When no
+/// two readings agree, the latest date read.
 public struct ExpiryBallot: Sendable {
     private var votes: [Expiry: Int] = [:]
+    private var starts: Set<Expiry> = []
 
     public init() {}
 
     /// Counts one reading: one vote for each date in it.
     public mutating func add(_ reading: String) {
-        for date in Set(ExpiryFinder.dates(in: reading)) { votes[date, default: 0] += 1 }
+        let dates = ExpiryFinder.dates(in: reading)
+        guard let latest = dates.max() else { return }
+        for date in Set(dates) {
+            votes[date, default: 0] += 1
+            if date < latest { starts.insert(date) }
+        }
     }
 
     /// The date the votes so far elect, if any.
     public var leader: Expiry? {
-        guard let most = votes.values.max() else { return nil }
-        return votes.filter { $0.value >= min(2, most) }.keys.max()
+        let candidates = votes.filter { !starts.contains($0.key) }
+        guard let most = candidates.values.max() else { return nil }
+        return candidates.filter { $0.value >= min(2, most) }.keys.max()
     }
 
     /// Whether the leader has `votes` votes or more: agreement enough to stop reading.
