@@ -171,8 +171,11 @@ public struct CardScanner: Sendable {
             // Dark print reads as is; embossed digits are lighter than the card, so the
             // inverted image and a local threshold get their turn as well.
             let window = configuration.lineHeight * 2
+            let flat = base.flattened(window: window * 2 / 3)
             let images: [() -> Bitmap] = [
                 { base },
+                { flat.binarized(threshold: 100) },
+                { flat.binarized(threshold: 140) },
                 { base.adaptiveBinarized(window: window) },
                 { base.inverted().adaptiveBinarized(window: window) },
                 // Thin lines of the design crossing the digits, removed.
