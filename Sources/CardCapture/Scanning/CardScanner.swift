@@ -35,7 +35,7 @@ public struct CardScanner: Sendable {
 
         public init(
             limits: PNGDecoder.Limits = .init(),
-            minimumConfidence: Double = 0.80,
+            minimumConfidence: Double = 0.70,
             minimumAgreedConfidence: Double = 0.55,
             lineHeight: Int = 36
         ) {
