@@ -51,13 +51,14 @@ struct FixtureScanTests {
         // Images with no card number report none.
         #expect(board.groups["back"]?.reported == 0)
         #expect(board.groups["other"]?.reported == 0)
-        // Floors.
-        #expect(overall.recall >= 0.9)
-        #expect((board.groups["flat"]?.recall ?? 0) >= 0.9)
-        #expect((board.groups["photo"]?.recall ?? 0) >= 0.93)
-        #expect((board.groups["embossed"]?.recall ?? 0) >= 0.85)
-        #expect((board.groups["split:holdout"]?.recall ?? 0) >= 0.93)
-        #expect(overall.expiryAccuracy >= 0.7)
+        // Floors: issue 3's targets, and where one is not reached yet (flat scans: 0.99),
+        // what the scanner reaches today, so that no change can lose ground unnoticed.
+        #expect(overall.recall >= 0.97)
+        #expect((board.groups["flat"]?.recall ?? 0) >= 0.98)
+        #expect((board.groups["photo"]?.recall ?? 0) >= 0.95)
+        #expect((board.groups["embossed"]?.recall ?? 0) >= 0.95)
+        #expect((board.groups["split:holdout"]?.recall ?? 0) >= 0.97)
+        #expect(overall.expiryAccuracy >= 0.95)
     }
 
     @Test("a broken image is an error, not a crash or a result")
