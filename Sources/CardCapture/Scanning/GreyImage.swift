@@ -88,6 +88,16 @@ extension Bitmap {
     /// gradients across the image, where one global threshold cannot.
     public func adaptiveBinarized(window: Int, offset: Int = 8) -> Bitmap {
         let grey = self.grey()
+        let means = grey.localMeans(window: window)
+        var out = [UInt8](repeating: 255, count: grey.pixels.count)
+        for index in grey.pixels.indices where Int(grey.pixels[index]) < means[index] - offset { out[index] = 0 }
+        return Bitmap(width: width, height: height, format: .grey8, pixels: out)
+    }
+
+    /// The mean grey level of the `window` × `window` square around each pixel (clipped at
+    /// the image's edges), from an integral image: the same cost whatever the window.
+    func localMeans(window: Int) -> [Int] {
+        let grey = self.grey()
         let width = grey.width
         let height = grey.height
         // Integral image, one row and column of zeros in front.
@@ -100,7 +110,7 @@ extension Bitmap {
             }
         }
         let half = max(1, window / 2)
-        var out = [UInt8](repeating: 255, count: width * height)
+        var means = [Int](repeating: 0, count: width * height)
         for y in 0..<height {
             let top = max(0, y - half)
             let bottom = min(height, y + half + 1)
@@ -110,11 +120,10 @@ extension Bitmap {
                 let sum =
                     integral[bottom * (width + 1) + right] - integral[top * (width + 1) + right]
                     - integral[bottom * (width + 1) + left] + integral[top * (width + 1) + left]
-                let mean = sum / ((bottom - top) * (right - left))
-                if Int(grey.pixels[y * width + x]) < mean - offset { out[y * width + x] = 0 }
+                means[y * width + x] = sum / ((bottom - top) * (right - left))
             }
         }
-        return Bitmap(width: width, height: height, format: .grey8, pixels: out)
+        return means
     }
 }
 
@@ -171,30 +180,13 @@ extension Bitmap {
         let width = grey.width
         let height = grey.height
         guard width > 0, height > 0 else { return grey }
-        var integral = [Int](repeating: 0, count: (width + 1) * (height + 1))
-        for y in 0..<height {
-            var rowSum = 0
-            for x in 0..<width {
-                rowSum += Int(grey.pixels[y * width + x])
-                integral[(y + 1) * (width + 1) + x + 1] = integral[y * (width + 1) + x + 1] + rowSum
-            }
-        }
-        let half = max(1, window / 2)
+        let means = grey.localMeans(window: window)
         var difference = [Int](repeating: 0, count: width * height)
         var histogram = [Int](repeating: 0, count: 511)
-        for y in 0..<height {
-            let top = max(0, y - half)
-            let bottom = min(height, y + half + 1)
-            for x in 0..<width {
-                let left = max(0, x - half)
-                let right = min(width, x + half + 1)
-                let sum =
-                    integral[bottom * (width + 1) + right] - integral[top * (width + 1) + right]
-                    - integral[bottom * (width + 1) + left] + integral[top * (width + 1) + left]
-                let value = Int(grey.pixels[y * width + x]) - sum / ((bottom - top) * (right - left))
-                difference[y * width + x] = value
-                histogram[value + 255] += 1
-            }
+        for index in grey.pixels.indices {
+            let value = Int(grey.pixels[index]) - means[index]
+            difference[index] = value
+            histogram[value + 255] += 1
         }
         // How far the darkest and the lightest 2 % reach from their surroundings.
         let tail = max(1, width * height / 50)
