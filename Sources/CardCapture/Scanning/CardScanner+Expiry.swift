@@ -86,5 +86,4 @@ extension CardScanner {
         }
         return out.joined(separator: " ")
     }
-
 }

@@ -188,26 +188,19 @@ extension Bitmap {
             difference[index] = value
             histogram[value + 255] += 1
         }
-        // How far the darkest and the lightest 2 % reach from their surroundings.
+        // How far the darkest and the lightest 2 % reach from their surroundings: walk the
+        // histogram in from one end until the tail is passed.
         let tail = max(1, width * height / 50)
-        var seen = 0
-        var darkReach = 0
-        for index in 0..<511 {
-            seen += histogram[index]
-            if seen > tail {
-                darkReach = 255 - index
-                break
+        func binPastTail(_ bins: some Sequence<Int>) -> Int {
+            var seen = 0
+            for bin in bins {
+                seen += histogram[bin]
+                if seen > tail { return bin }
             }
+            return 255
         }
-        seen = 0
-        var lightReach = 0
-        for index in stride(from: 510, through: 0, by: -1) {
-            seen += histogram[index]
-            if seen > tail {
-                lightReach = index - 255
-                break
-            }
-        }
+        let darkReach = 255 - binPastTail(0..<511)
+        let lightReach = binPastTail(stride(from: 510, through: 0, by: -1)) - 255
         let sign = lightReach > darkReach ? -1 : 1
         let reach = max(1, max(darkReach, lightReach))
         let pixels = difference.map { UInt8(clamping: 200 + sign * $0 * 150 / reach) }
