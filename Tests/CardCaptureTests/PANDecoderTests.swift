@@ -36,6 +36,25 @@ enum LineBuilder {
         }
         return RecognizedLine(text: groups.joined(separator: " "), confidence: confidence, box: Box(x: 0, y: 0, width: x, height: 60), words: words)
     }
+
+    /// Digit groups placed where `x` says, digits 24 pixels apart: readings of one row that
+    /// each saw a different part of it.
+    static func line(placed groups: [(x: Int, text: String)], confidence: Double = 95) -> RecognizedLine {
+        let words = groups.map { group in
+            let symbols = group.text.enumerated().map { index, character in
+                RecognizedSymbol(
+                    text: String(character),
+                    confidence: confidence,
+                    box: Box(x: group.x + 24 * index, y: 10, width: 20, height: 40),
+                    choices: [SymbolChoice(text: String(character), confidence: confidence)]
+                )
+            }
+            let width = 24 * group.text.count - 4
+            return RecognizedWord(text: group.text, confidence: confidence, box: Box(x: group.x, y: 10, width: width, height: 40), symbols: symbols)
+        }
+        let text = groups.map(\.text).joined(separator: " ")
+        return RecognizedLine(text: text, confidence: confidence, box: Box(x: 0, y: 0, width: 600, height: 60), words: words)
+    }
 }
 
 @Suite("PAN decoding from OCR")

@@ -167,6 +167,7 @@ public struct CardScanner: Sendable {
         var numberRow: TextRow?
         for row in LineFinder.rows(in: card, top: 0.3, bottom: 0.85).prefix(3) {
             var rowCandidates: [PANCandidate] = []
+            var readings: [RowReading] = []
             guard let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight) else { continue }
             // Dark print reads as is; embossed digits are lighter than the card, so the
             // inverted image and a local threshold get their turn as well.
@@ -180,19 +181,34 @@ public struct CardScanner: Sendable {
                 { base.inverted().adaptiveBinarized(window: window) },
                 // Thin lines of the design crossing the digits, removed.
                 { base.binarized(threshold: base.otsuThreshold()).opened(size: 3) },
+                { flat.binarized(threshold: 140).opened(size: 3) },
             ]
             for makeImage in images {
                 let image = makeImage()
                 guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
+                readings.append(RowReading(line: line, offset: 4))
                 evidence.rows.append((row.box, "templates: " + line.text))
-                rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.templates) }
+                rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.templates, offset: 4) }
                 if let decided = decide(rowCandidates), decided.confidence >= configuration.minimumConfidence { break }
             }
             for variant in numberVariants(of: base) {
-                let result = try engine.recognize(variant(), mode: .singleLine, whitelist: "0123456789 ")
+                let image = variant()
+                let result = try engine.recognize(image, mode: .singleLine, whitelist: "0123456789 ")
+                let scale = Double(image.width - 2 * Self.variantPadding) / Double(base.width)
+                let offset = Double(Self.variantPadding)
+                readings += result.lines.map { RowReading(line: $0, offset: offset, scale: scale) }
                 evidence.rows.append((row.box, result.text))
-                for line in result.lines { rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.tesseract) } }
+                for line in result.lines {
+                    rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.tesseract, offset: offset, scale: scale) }
+                }
                 if let decided = decide(rowCandidates), decided.confidence >= configuration.minimumConfidence { break }
+            }
+            if decide(rowCandidates) == nil, let merged = PANDecoder.merged(readings) {
+                rowCandidates.append(merged.from(.merged))
+            }
+            if let decided = decide(rowCandidates), !Self.standsAlone(decided, on: base) {
+                evidence.rows.append((row.box, "not alone on its row: " + decided.pan.description))
+                continue
             }
             evidence.candidates += rowCandidates
             if decide(rowCandidates) != nil {
@@ -234,19 +250,39 @@ public struct CardScanner: Sendable {
         return text
     }
 
+    /// Whether nothing is printed close beside the number on its row.
+    ///
+    /// A card prints its number alone on its row. Characters a word's space or two away (a
+    /// receipt's "REF 5147 3885 …", a longer reference number) mean the digits are part of
+    /// something else, however valid they look.
+    static func standsAlone(_ candidate: PANCandidate, on row: Bitmap) -> Bool {
+        let boxes = TemplateReader.characterBoxes(row, threshold: row.otsuThreshold())
+        guard !boxes.isEmpty else { return true }
+        let height = Double(boxes.map(\.height).sorted()[boxes.count / 2])
+        let extent = candidate.extent
+        return !boxes.contains { box in
+            let gapBefore = extent.lowerBound - Double(box.maxX)
+            let gapAfter = Double(box.x) - extent.upperBound
+            return (gapBefore > height * 0.3 && gapBefore < height * 2.5) || (gapAfter > height * 0.3 && gapAfter < height * 2.5)
+        }
+    }
+
+    /// The margin around every image of a number row given to Tesseract.
+    static let variantPadding = 12
+
     /// Ways to present a number row (its ``lineImage(of:row:textHeight:)``) to Tesseract,
     /// cheapest and likeliest first.
     func numberVariants(of base: Bitmap) -> [() -> Bitmap] {
         [
-            { base.padded(by: 12) },
-            { base.binarized(threshold: base.otsuThreshold()).padded(by: 12) },
+            { base.padded(by: Self.variantPadding) },
+            { base.binarized(threshold: base.otsuThreshold()).padded(by: Self.variantPadding) },
             {
                 let small = base.scaled(toWidth: max(1, base.width * 3 / 4), height: max(1, base.height * 3 / 4))
-                return small.padded(by: 12)
+                return small.padded(by: Self.variantPadding)
             },
-            { base.adaptiveBinarized(window: self.configuration.lineHeight * 2).padded(by: 12) },
-            { base.inverted().adaptiveBinarized(window: self.configuration.lineHeight * 2).padded(by: 12) },
-            { base.binarized(threshold: base.otsuThreshold()).opened(size: 3).padded(by: 12) },
+            { base.adaptiveBinarized(window: self.configuration.lineHeight * 2).padded(by: Self.variantPadding) },
+            { base.inverted().adaptiveBinarized(window: self.configuration.lineHeight * 2).padded(by: Self.variantPadding) },
+            { base.binarized(threshold: base.otsuThreshold()).opened(size: 3).padded(by: Self.variantPadding) },
         ]
     }
 

@@ -12,15 +12,21 @@ public struct PANCandidate: Sendable, Equatable {
     public let groupingMatches: Bool
     /// Which reader produced it.
     public var source: Source = .tesseract
+    /// Where the digits lie along the row, from the first one's left edge to the last one's
+    /// right edge, in pixels of the row's image.
+    public internal(set) var extent: ClosedRange<Double> = 0...0
 
     /// The readers a candidate can come from.
     public enum Source: String, Sendable {
-        case tesseract, templates
+        case tesseract, templates, merged
     }
 
-    func from(_ source: Source) -> PANCandidate {
+    /// The candidate marked with its reader, its extent moved from the reading's image to
+    /// the row's (see ``RowReading``).
+    func from(_ source: Source, offset: Double = 0, scale: Double = 1) -> PANCandidate {
         var copy = self
         copy.source = source
+        copy.extent = (extent.lowerBound - offset) / scale...(extent.upperBound - offset) / scale
         return copy
     }
 }
@@ -71,7 +77,8 @@ public enum PANDecoder {
                 sizes.append(groups[end].count)
                 if window.count > 19 { break }
                 guard window.count >= 12, isolated(start, end) else { continue }
-                if let candidate = decode(window, groupSizes: sizes) {
+                if var candidate = decode(window, groupSizes: sizes) {
+                    candidate.extent = Double(window[0].box.x)...Double(window[window.count - 1].box.maxX)
                     found.append(candidate)
                 }
             }
@@ -158,5 +165,106 @@ public enum PANDecoder {
             if !expected.contains(seen) { return false }
         }
         return true
+    }
+}
+
+/// One reading of a number row, and where its image lies on the row: a point at `x` in the
+/// reading is at `(x - offset) / scale` on the row.
+struct RowReading {
+    var line: RecognizedLine
+    var offset: Double = 0
+    var scale: Double = 1
+}
+
+extension PANDecoder {
+    /// The number pieced together group by group from several readings of one row.
+    ///
+    /// Glare or a line of the design spoils a different group in each way of reading a row,
+    /// so no single reading holds the whole number while every group is read right by some.
+    /// Groups at the same place on the row are the same group; each combination of the
+    /// readings' groups, in a brand's exact grouping, is checked (brand, length, Luhn).
+    /// Only when exactly one number results is it returned: two possible numbers are a
+    /// guess, not a reading.
+    ///
+    /// - Returns: the number, its confidence the weakest group's (the weakest digit of that
+    ///   group's best reading), or nil.
+    static func merged(_ readings: [RowReading]) -> PANCandidate? {
+        struct Piece {
+            let text: String
+            let confidence: Double
+            let left: Double
+            let right: Double
+        }
+        var pieces: [Piece] = []
+        for reading in readings {
+            for word in reading.line.words {
+                var run: [RecognizedSymbol] = []
+                func close() {
+                    guard let first = run.first, let last = run.last else { return }
+                    pieces.append(
+                        Piece(
+                            text: run.map(\.text).joined(),
+                            confidence: (run.map(\.confidence).min() ?? 0) / 100,
+                            left: (Double(first.box.x) - reading.offset) / reading.scale,
+                            right: (Double(last.box.maxX) - reading.offset) / reading.scale
+                        )
+                    )
+                    run = []
+                }
+                for symbol in word.symbols {
+                    if digitValue(symbol.text) != nil { run.append(symbol) } else { close() }
+                }
+                close()
+            }
+        }
+        // Places on the row: a piece belongs to the first place whose first piece it
+        // overlaps by at least half of the shorter of the two.
+        var places: [(anchor: Piece, texts: [String: Double])] = []
+        for piece in pieces.sorted(by: { $0.left + $0.right < $1.left + $1.right }) {
+            let index = places.firstIndex { place in
+                let overlap = min(place.anchor.right, piece.right) - max(place.anchor.left, piece.left)
+                return overlap >= 0.5 * min(place.anchor.right - place.anchor.left, piece.right - piece.left)
+            }
+            if let index {
+                places[index].texts[piece.text] = max(places[index].texts[piece.text] ?? 0, piece.confidence)
+            } else {
+                places.append((piece, [piece.text: piece.confidence]))
+            }
+        }
+        var found: [String: PANCandidate] = [:]
+        for start in places.indices {
+            for count in 3...5 where start + count <= places.count {
+                let window = places[start..<(start + count)].map { place in
+                    place.texts.sorted { $0.value > $1.value }.prefix(6)
+                }
+                var combination = [Int](repeating: 0, count: count)
+                while true {
+                    let chosen = combination.enumerated().map { window[$0.offset][$0.element] }
+                    let digits = chosen.flatMap { $0.key.utf8.map { $0 - 48 } }
+                    if let brand = CardBrand.detect(digits: digits), brand.lengths.contains(digits.count),
+                        brand.grouping(forLength: digits.count) == chosen.map(\.key.count),
+                        PAN.luhnValid(digits), let pan = try? PAN(digits: digits)
+                    {
+                        let confidence = chosen.map(\.value).min() ?? 0
+                        if confidence > found[pan.revealed]?.confidence ?? -1 {
+                            var candidate = PANCandidate(pan: pan, confidence: confidence, substitutions: 0, groupingMatches: true)
+                            candidate.extent = places[start].anchor.left...places[start + count - 1].anchor.right
+                            found[pan.revealed] = candidate
+                        }
+                    }
+                    // Next combination, like an odometer.
+                    var digit = count - 1
+                    while digit >= 0 {
+                        combination[digit] += 1
+                        if combination[digit] < window[digit].count { break }
+                        combination[digit] = 0
+                        digit -= 1
+                    }
+                    if digit < 0 { break }
+                }
+            }
+        }
+        guard found.count == 1 else { return nil }
+        return found.values.first
     }
 }

@@ -1,0 +1,93 @@
+import OCRBridge
+import Testing
+
+@testable import CardCapture
+
+@Suite("Piecing a number together from several readings of its row")
+struct RowMergeTests {
+    /// Glare spoils the first group in one reading, a design line the last two in the other.
+    static let glare = LineBuilder.line(placed: [(10, "40"), (160, "0000"), (310, "0000"), (460, "0127")])
+    static let ring = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0004"), (460, "01258")])
+
+    @Test("groups read right in different readings make the number no single reading holds")
+    func pieces() throws {
+        #expect(PANDecoder.candidates(in: Self.glare).isEmpty)
+        #expect(PANDecoder.candidates(in: Self.ring).isEmpty)
+        let merged = try #require(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: Self.ring)]))
+        #expect(merged.pan.revealed == "4000000000000127")
+        #expect(merged.groupingMatches)
+        #expect(merged.extent == 10...(460 + 24 * 3 + 20))
+    }
+
+    @Test("readings of one row at another scale and margin line up with the rest")
+    func scaled() throws {
+        // The second reading's image is the row at 3/4 size with a 12-pixel margin.
+        let small = LineBuilder.line(placed: [(12 + 7, "4000"), (12 + 120, "0000"), (12 + 232, "0004"), (12 + 345, "01258")])
+        let merged = try #require(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: small, offset: 12, scale: 0.75)]))
+        #expect(merged.pan.revealed == "4000000000000127")
+    }
+
+    @Test("two numbers possible from the pieces: no number")
+    func ambiguous() {
+        // 4000 0000 0001 0100 is valid too: the readings cannot tell which it is.
+        let other = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0001"), (460, "0100")])
+        #expect(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: Self.ring), RowReading(line: other)]) == nil)
+    }
+
+    @Test("groups must be the brand's grouping exactly")
+    func grouping() {
+        // 4000 0000 0000 0127 read as 40000 000 0000 0127 in both: the digits fit, the groups do not.
+        let shifted = LineBuilder.line(placed: [(10, "40000"), (160, "000"), (310, "0000"), (460, "0127")])
+        #expect(PANDecoder.merged([RowReading(line: shifted), RowReading(line: shifted)]) == nil)
+    }
+
+    @Test("one reading is not a consensus of pieces, but a whole number in it still counts")
+    func single() {
+        #expect(PANDecoder.merged([RowReading(line: Self.glare)]) == nil)
+        let whole = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0127")])
+        #expect(PANDecoder.merged([RowReading(line: whole)])?.pan.revealed == "4000000000000127")
+    }
+}
+
+@Suite("A card number stands alone on its row")
+struct StandsAloneTests {
+    /// A white row with dark character-sized blocks: four groups of four digits from x = 100,
+    /// and optionally a three-letter word before them.
+    static func row(wordGap: Int?) -> Bitmap {
+        var pixels = [UInt8](repeating: 230, count: 1000 * 60)
+        func block(_ x: Int) {
+            for y in 15..<45 {
+                for column in x..<(x + 20) { pixels[y * 1000 + column] = 30 }
+            }
+        }
+        for group in 0..<4 {
+            for digit in 0..<4 { block(100 + group * 200 + digit * 26) }
+        }
+        if let wordGap {
+            for letter in 0..<3 { block(100 - wordGap - 20 - letter * 26) }
+        }
+        return Bitmap(width: 1000, height: 60, format: .grey8, pixels: pixels)
+    }
+
+    static func candidate() throws -> PANCandidate {
+        var candidate = PANCandidate(pan: try PAN("4000000000000127"), confidence: 0.9, substitutions: 0, groupingMatches: true)
+        candidate.extent = 100...Double(100 + 3 * 200 + 3 * 26 + 20)
+        return candidate
+    }
+
+    @Test("nothing beside the number: it stands alone")
+    func alone() throws {
+        #expect(CardScanner.standsAlone(try Self.candidate(), on: Self.row(wordGap: nil)))
+    }
+
+    @Test("a word a space before it (REF 5147 …): not a card number")
+    func labelled() throws {
+        #expect(!CardScanner.standsAlone(try Self.candidate(), on: Self.row(wordGap: 24)))
+    }
+
+    @Test("something far along the row (a logo, a date) does not matter")
+    func far() throws {
+        // 90 pixels is three character heights away.
+        #expect(CardScanner.standsAlone(try Self.candidate(), on: Self.row(wordGap: 90 + 0)))
+    }
+}
