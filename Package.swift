@@ -16,9 +16,14 @@ let package = Package(
         .library(name: "CardCapture", targets: ["CardCapture"]),
         .library(name: "OCRBridge", targets: ["OCRBridge"]),
         .library(name: "Tokenizer", targets: ["Tokenizer"]),
+        .library(name: "CaptureServer", targets: ["CaptureServer"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
     ],
     targets: [
         // MARK: - C libraries
@@ -43,9 +48,25 @@ let package = Package(
             dependencies: ["OCRBridge"],
             swiftSettings: swiftSettings
         ),
+        // The vault and payments: no HTTP in here.
         .target(
             name: "Tokenizer",
-            dependencies: ["CardCapture"],
+            dependencies: [
+                "CardCapture",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The HTTP API over the vault.
+        .target(
+            name: "CaptureServer",
+            dependencies: [
+                "Tokenizer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -53,6 +74,7 @@ let package = Package(
             dependencies: [
                 "CardCapture",
                 "Tokenizer",
+                "CaptureServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -73,6 +95,15 @@ let package = Package(
         .testTarget(
             name: "TokenizerTests",
             dependencies: ["Tokenizer"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaptureServerTests",
+            dependencies: [
+                "CaptureServer",
+                "Tokenizer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

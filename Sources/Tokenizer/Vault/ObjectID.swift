@@ -17,6 +17,9 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         public static let client = Kind(prefix: "client_")
         public static let paymentMethod = Kind(prefix: "pm_")
         public static let scan = Kind(prefix: "scan_")
+        public static let merchant = Kind(prefix: "mer_")
+        public static let publishableKey = Kind(prefix: "pk_")
+        public static let secretKey = Kind(prefix: "sk_")
     }
 
     public let rawValue: String

@@ -1,0 +1,141 @@
+public import Foundation
+public import GRDB
+
+/// The embedded store: one SQLite file in WAL mode through GRDB, one `DatabasePool` for the
+/// process. Several processes may share the file: writes are IMMEDIATE transactions that wait
+/// for one another (busy timeout), so a token is still spent exactly once.
+///
+/// ```swift
+/// let store = try SQLiteVaultStore(path: "vault.sqlite")
+/// let memory = try SQLiteVaultStore.inMemory()   // tests
+/// ```
+public struct SQLiteVaultStore: VaultStore {
+    let database: any DatabaseWriter
+
+    /// Opens (creating if needed) and migrates the database at `path`.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // Erased card data must not linger in free pages of the file.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+        self.database = pool
+    }
+
+    /// A private in-memory database with the same schema and settings, for tests.
+    public static func inMemory() throws -> SQLiteVaultStore {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
+        let queue = try DatabaseQueue(configuration: configuration)
+        try migrator.migrate(queue)
+        return SQLiteVaultStore(database: queue)
+    }
+
+    init(database: any DatabaseWriter) {
+        self.database = database
+    }
+
+    // MARK: - Keys and merchants
+
+    public func masterKeyID() async throws -> String? {
+        try await database.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM vault_meta WHERE name = 'master_key_id'")
+        }
+    }
+
+    public func setMasterKeyID(_ keyID: String) async throws {
+        try await database.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO vault_meta (name, value) VALUES ('master_key_id', ?)", arguments: [keyID])
+        }
+    }
+
+    public func insertMerchant(_ merchant: MerchantRecord, keys: [APIKeyRecord]) async throws {
+        try await database.write { db in
+            try merchant.insert(db)
+            for key in keys { try key.insert(db) }
+        }
+    }
+
+    public func merchant(named name: String) async throws -> MerchantRecord? {
+        try await database.read { db in
+            try MerchantRecord.filter(MerchantRecord.Columns.name == name).fetchOne(db)
+        }
+    }
+
+    public func apiKey(hash: String) async throws -> APIKeyRecord? {
+        try await database.read { db in try APIKeyRecord.fetchOne(db, key: hash) }
+    }
+
+    // MARK: - Tokens
+
+    public func insertToken(_ token: TokenRecord) async throws {
+        try await database.write { db in try token.insert(db) }
+    }
+
+    public func token(id: String, merchantID: String) async throws -> TokenRecord? {
+        try await database.read { db in
+            try TokenRecord.filter(key: id).filter(TokenRecord.Columns.merchantID == merchantID).fetchOne(db)
+        }
+    }
+
+    public func spendToken(id: String, merchantID: String, amount: Int, currency: String, at now: Date) async throws -> TokenSpend {
+        try await database.write { db in
+            guard var token = try TokenRecord.filter(key: id).filter(TokenRecord.Columns.merchantID == merchantID).fetchOne(db)
+            else { return .notFound }
+            // The conditions again in the UPDATE itself: the write lock makes this one step.
+            try db.execute(
+                sql: """
+                    UPDATE token SET used_at = ?, sealed_card = NULL, sealed_cvc = NULL
+                    WHERE id = ? AND used_at IS NULL AND expires_at > ?
+                      AND (amount IS NULL OR amount = ?) AND (currency IS NULL OR currency = ?)
+                    """,
+                arguments: [now, id, now, amount, currency]
+            )
+            if db.changesCount == 1 {
+                token.usedAt = now
+                return .spent(token)
+            }
+            if token.usedAt != nil { return .alreadyUsed }
+            if token.expiresAt <= now { return .expired }
+            if let bound = token.amount, bound != amount { return .amountMismatch(bound: bound) }
+            if let bound = token.currency, bound != currency { return .currencyMismatch(bound: bound) }
+            return .alreadyUsed
+        }
+    }
+
+    public func purgeTokenCardData(before now: Date) async throws -> Int {
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE token SET sealed_card = NULL, sealed_cvc = NULL
+                    WHERE (sealed_card IS NOT NULL OR sealed_cvc IS NOT NULL) AND (expires_at <= ? OR used_at IS NOT NULL)
+                    """,
+                arguments: [now]
+            )
+            return db.changesCount
+        }
+    }
+}
+
+// MARK: - Records
+
+extension MerchantRecord: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "merchant"
+    public enum Columns {
+        public static let name = Column(CodingKeys.name)
+    }
+}
+
+extension APIKeyRecord: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "api_key"
+}
+
+extension TokenRecord: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "token"
+    public enum Columns {
+        public static let merchantID = Column(CodingKeys.merchantID)
+    }
+}

@@ -1,0 +1,96 @@
+public import Foundation
+
+/// A merchant: the owner of keys, tokens, clients and transactions.
+public struct MerchantRecord: Sendable, Codable, Equatable {
+    public var id: String
+    public var name: String
+    public var createdAt: Date
+
+    public init(id: String, name: String, createdAt: Date) {
+        self.id = id
+        self.name = name
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name
+        case createdAt = "created_at"
+    }
+}
+
+/// An API key as the store keeps it: only its SHA-256 hash, never the key.
+public struct APIKeyRecord: Sendable, Codable, Equatable {
+    public var hash: String
+    public var merchantID: String
+    public var kind: APIKeyKind
+    public var createdAt: Date
+
+    public init(hash: String, merchantID: String, kind: APIKeyKind, createdAt: Date) {
+        self.hash = hash
+        self.merchantID = merchantID
+        self.kind = kind
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case hash, kind
+        case merchantID = "merchant_id"
+        case createdAt = "created_at"
+    }
+}
+
+/// What a key may do: a publishable key creates tokens and scans only, a secret key everything
+/// for its merchant.
+public enum APIKeyKind: String, Sendable, Codable {
+    case publishable, secret
+}
+
+/// A token as the store keeps it: what may be shown (brand, BIN, last four, expiry) in
+/// clear, the card number and the CVC only sealed (``KeyRing``).
+public struct TokenRecord: Sendable, Codable, Equatable {
+    public var id: String
+    public var merchantID: String
+    public var brand: String
+    public var bin: String
+    public var last4: String
+    public var expMonth: Int
+    public var expYear: Int
+    /// Keyed HMAC of the number, per merchant: finds the same card again.
+    public var fingerprint: String
+    /// The master key the sealed fields are under.
+    public var keyID: String
+    /// The number (and holder), sealed; nil once purged.
+    public var sealedCard: Data?
+    /// The CVC, sealed under its own key; nil when none was given or once erased.
+    public var sealedCVC: Data?
+    /// The amount and currency the token is bound to, if any.
+    public var amount: Int?
+    public var currency: String?
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var usedAt: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case id, brand, bin, last4, fingerprint, amount, currency
+        case merchantID = "merchant_id"
+        case expMonth = "exp_month"
+        case expYear = "exp_year"
+        case keyID = "key_id"
+        case sealedCard = "sealed_card"
+        case sealedCVC = "sealed_cvc"
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case usedAt = "used_at"
+    }
+}
+
+/// How an attempt to spend a token ended.
+public enum TokenSpend: Sendable, Equatable {
+    /// Spent by this call: the record as it was, CVC included (the store has erased its copy).
+    case spent(TokenRecord)
+    case notFound
+    case expired
+    case alreadyUsed
+    case amountMismatch(bound: Int)
+    case currencyMismatch(bound: String)
+}

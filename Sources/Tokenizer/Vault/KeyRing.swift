@@ -1,0 +1,118 @@
+import CardCapture
+public import Crypto
+import Foundation
+
+/// The vault's keys: one 256-bit master key, and the keys derived from it (HKDF-SHA256), one
+/// per purpose, so that the key that encrypts card numbers is never the one for CVCs or for
+/// fingerprints.
+///
+/// Every sealed record names the key id it was sealed under, so keys can rotate: a record
+/// under another key id is refused with a clear error rather than misread.
+///
+/// ```swift
+/// let keys = KeyRing(masterKey: SymmetricKey(size: .bits256))
+/// let sealed = try keys.seal(Array("secret".utf8), for: .card, context: "tok_…")
+/// ```
+public struct KeyRing: Sendable {
+    /// What a derived key is for.
+    enum Purpose: String {
+        case card = "card-v1"
+        case cvc = "cvc-v1"
+        case fingerprint = "fingerprint-v1"
+        case apiKey = "api-key-v1"
+        case keyID = "key-id-v1"
+    }
+
+    /// Names the master key without revealing anything of it: `key_` and 16 hex digits.
+    public let keyID: String
+    private let cardKey: SymmetricKey
+    private let cvcKey: SymmetricKey
+    private let fingerprintKey: SymmetricKey
+    private let apiKeyKey: SymmetricKey
+
+    public init(masterKey: SymmetricKey) {
+        func derive(_ purpose: Purpose, bytes: Int = 32) -> SymmetricKey {
+            HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: masterKey,
+                salt: Array("card-capture vault".utf8),
+                info: Array(purpose.rawValue.utf8),
+                outputByteCount: bytes
+            )
+        }
+        self.cardKey = derive(.card)
+        self.cvcKey = derive(.cvc)
+        self.fingerprintKey = derive(.fingerprint)
+        self.apiKeyKey = derive(.apiKey)
+        self.keyID = "key_" + derive(.keyID, bytes: 8).withUnsafeBytes { $0.map { Self.hex($0) }.joined() }
+    }
+
+    /// Encrypts with AES-GCM under the purpose's key; `context` (the record's id) is
+    /// authenticated with it, so a sealed value moved to another record does not open.
+    func seal(_ plaintext: [UInt8], for purpose: Purpose, context: String) throws(VaultError) -> [UInt8] {
+        do {
+            let box = try AES.GCM.seal(plaintext, using: key(for: purpose), authenticating: Array(context.utf8))
+            guard let combined = box.combined else { throw VaultError(.storage, "AES-GCM gave no combined box") }
+            return Array(combined)
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw VaultError(.storage, "could not encrypt card data")
+        }
+    }
+
+    /// Decrypts what ``seal(_:for:context:)`` made for the same record.
+    func open(_ sealed: [UInt8], for purpose: Purpose, context: String) throws(VaultError) -> [UInt8] {
+        do {
+            let box = try AES.GCM.SealedBox(combined: sealed)
+            return Array(try AES.GCM.open(box, using: key(for: purpose), authenticating: Array(context.utf8)))
+        } catch {
+            throw VaultError(.cardDataUnavailable, "card data for \(context) does not decrypt under \(keyID)")
+        }
+    }
+
+    /// A keyed fingerprint of a card number for one merchant: the same card gives the same
+    /// fingerprint, and nobody without the key can test a guessed number against it.
+    /// Fingerprints of one card differ between merchants.
+    func fingerprint(of pan: PAN, merchantID: String) -> String {
+        let message = Array((merchantID + ":" + pan.revealed).utf8)
+        let code = HMAC<SHA256>.authenticationCode(for: message, using: fingerprintKey)
+        return code.map { Self.hex($0) }.joined()
+    }
+
+    /// What the store keeps of an API key: a keyed hash (HMAC-SHA256), hex. A copy of the
+    /// database alone does not let anyone test guessed keys.
+    func apiKeyDigest(_ key: String) -> String {
+        HMAC<SHA256>.authenticationCode(for: Array(key.utf8), using: apiKeyKey).map { Self.hex($0) }.joined()
+    }
+
+    /// Whether `key` is the key behind a stored digest, compared in constant time.
+    func apiKey(_ key: String, matches digest: String) -> Bool {
+        guard let bytes = Self.bytes(fromHex: digest) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Array(key.utf8), using: apiKeyKey)
+    }
+
+    private func key(for purpose: Purpose) -> SymmetricKey {
+        switch purpose {
+        case .card: cardKey
+        case .cvc: cvcKey
+        case .apiKey: apiKeyKey
+        case .fingerprint, .keyID: fingerprintKey
+        }
+    }
+
+    static func bytes(fromHex text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    static func hex(_ byte: UInt8) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
+    }
+}

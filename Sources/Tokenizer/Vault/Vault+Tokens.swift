@@ -1,0 +1,190 @@
+public import CardCapture
+import Foundation
+
+/// A card as given to the vault, before validation.
+public struct CardInput: Sendable {
+    public var number: String
+    public var expMonth: Int
+    public var expYear: Int
+    public var cvc: String?
+    public var holder: String?
+
+    public init(number: String, expMonth: Int, expYear: Int, cvc: String? = nil, holder: String? = nil) {
+        self.number = number
+        self.expMonth = expMonth
+        self.expYear = expYear
+        self.cvc = cvc
+        self.holder = holder
+    }
+}
+
+/// A spent token's card, opened for one authorization. Nothing else ever sees a whole card;
+/// let it go as soon as the processor has answered.
+public struct SpentCard: Sendable {
+    public let token: Token
+    public let pan: PAN
+    public let expiry: Expiry
+    public let holder: String?
+    /// Present only for this first authorization: the store has already erased its copy.
+    public let cvc: CVC?
+    /// The card's fingerprint for this merchant.
+    public let fingerprint: String
+}
+
+extension Vault {
+    /// Validates a card and exchanges it for a single-use token.
+    ///
+    /// - Parameters:
+    ///   - merchantID: the merchant the token belongs to.
+    ///   - card: the card; validated here (Luhn, brand and length, expiry, CVC for the brand).
+    ///   - amount: binds the token to this amount in minor units (needs `currency`).
+    ///   - currency: binds the token to this ISO 4217 currency.
+    /// - Throws: `CardValidationError` for a card that is not valid (its code says which
+    ///   field), ``VaultError`` for a wrong binding or a store failure.
+    public func createToken(for merchantID: String, card: CardInput, amount: Int? = nil, currency: String? = nil) async throws -> Token {
+        let pan = try PAN(card.number)
+        let expiry = try Expiry(month: card.expMonth, year: card.expYear)
+        try expiry.validate(on: CardClock(now: configuration.now).today())
+        let cvc = try card.cvc.map { input throws(CardValidationError) in try CVC(input, brand: pan.brand) }
+        let boundCurrency = try currency.map { code throws(VaultError) in try Currency(code) }
+        if let amount {
+            guard let boundCurrency else {
+                throw VaultError(.invalidCurrency, "an amount binds a token only with its currency: give currency as well")
+            }
+            try Self.check(amount: amount, in: boundCurrency)
+        }
+        let now = configuration.now()
+        let id = ObjectID.random(.token).rawValue
+        let holder = card.holder?.trimmingCharacters(in: .whitespaces).prefix(100)
+        let sealedCard = try keys.seal(
+            try Self.encode(SealedCard(number: pan.revealed, holder: holder.map(String.init))),
+            for: .card,
+            context: id
+        )
+        let sealedCVC = try cvc.map { value throws(VaultError) in try keys.seal(Array(value.revealed.utf8), for: .cvc, context: id) }
+        let record = TokenRecord(
+            id: id,
+            merchantID: merchantID,
+            brand: pan.brand.id,
+            bin: pan.bin,
+            last4: pan.last4,
+            expMonth: expiry.month,
+            expYear: expiry.year,
+            fingerprint: keys.fingerprint(of: pan, merchantID: merchantID),
+            keyID: keys.keyID,
+            sealedCard: Data(sealedCard),
+            sealedCVC: sealedCVC.map { Data($0) },
+            amount: amount,
+            currency: boundCurrency?.code,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(Self.seconds(configuration.tokenLifetime)),
+            usedAt: nil
+        )
+        try await storing("save the token") { try await store.insertToken(record) }
+        return Token(record)
+    }
+
+    /// A token's metadata. Reading never spends it.
+    ///
+    /// - Throws: ``VaultError/Code/tokenNotFound`` when there is none for this merchant.
+    public func token(_ id: String, merchantID: String) async throws(VaultError) -> Token {
+        guard let record = try await storing("read the token", { try await store.token(id: id, merchantID: merchantID) }) else {
+            throw Self.notFound(id)
+        }
+        return Token(record)
+    }
+
+    /// Spends a token for a charge: exactly once, before it expires, for the amount and
+    /// currency it is bound to (if any). A refused spend leaves the token as it was.
+    ///
+    /// - Returns: the card, opened, with its CVC if one was given.
+    /// - Throws: ``VaultError`` with ``VaultError/Code/tokenNotFound``, `tokenExpired`,
+    ///   `tokenAlreadyUsed`, `amountMismatch` or `currencyMismatch`.
+    public func spend(_ id: String, merchantID: String, amount: Int, currency: Currency) async throws(VaultError) -> SpentCard {
+        try Self.check(amount: amount, in: currency)
+        let now = configuration.now()
+        let outcome = try await storing("spend the token") {
+            try await store.spendToken(id: id, merchantID: merchantID, amount: amount, currency: currency.code, at: now)
+        }
+        switch outcome {
+        case .spent(let record):
+            return try open(record)
+        case .notFound:
+            throw Self.notFound(id)
+        case .expired:
+            throw VaultError(
+                .tokenExpired,
+                "token \(id) has expired: tokens live \(Int(Self.seconds(configuration.tokenLifetime))) seconds; create a new one"
+            )
+        case .alreadyUsed:
+            throw VaultError(.tokenAlreadyUsed, "token \(id) has been used: a token pays once; create a new token for a new payment")
+        case .amountMismatch(let bound):
+            throw VaultError(.amountMismatch, "token \(id) is bound to an amount of \(bound), not \(amount)")
+        case .currencyMismatch(let bound):
+            throw VaultError(.currencyMismatch, "token \(id) is bound to \(bound), not \(currency.code)")
+        }
+    }
+
+    /// Erases the card data of expired and spent tokens; returns how many were purged.
+    @discardableResult
+    public func purgeExpiredCardData() async throws(VaultError) -> Int {
+        let now = configuration.now()
+        return try await storing("purge expired card data") { try await store.purgeTokenCardData(before: now) }
+    }
+
+    // MARK: - Helpers
+
+    private func open(_ record: TokenRecord) throws(VaultError) -> SpentCard {
+        guard record.keyID == keys.keyID else {
+            throw VaultError(.cardDataUnavailable, "token \(record.id) is sealed under \(record.keyID), a key this server does not hold")
+        }
+        guard let sealed = record.sealedCard else {
+            throw VaultError(.cardDataUnavailable, "token \(record.id) no longer holds card data")
+        }
+        let card = try Self.decode(try keys.open(Array(sealed), for: .card, context: record.id))
+        guard let pan = try? PAN(card.number), let expiry = try? Expiry(month: record.expMonth, year: record.expYear) else {
+            throw VaultError(.cardDataUnavailable, "token \(record.id) holds card data that is no longer valid")
+        }
+        var cvc: CVC?
+        if let sealedCVC = record.sealedCVC {
+            let digits = try keys.open(Array(sealedCVC), for: .cvc, context: record.id)
+            cvc = try? CVC(String(decoding: digits, as: UTF8.self), brand: pan.brand)
+        }
+        return SpentCard(token: Token(record), pan: pan, expiry: expiry, holder: card.holder, cvc: cvc, fingerprint: record.fingerprint)
+    }
+
+    static func check(amount: Int, in currency: Currency) throws(VaultError) {
+        guard amount > 0, amount <= currency.maximumAmount else {
+            throw VaultError(
+                .invalidAmount,
+                "amount must be a whole number of minor units from 1 to \(currency.maximumAmount) for \(currency.code) (exponent \(currency.exponent))"
+            )
+        }
+    }
+
+    static func notFound(_ id: String) -> VaultError {
+        VaultError(.tokenNotFound, "no token \(id.prefix(40)) for this merchant; check the id, or create a new token")
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// What is sealed: the number and the holder's name.
+    struct SealedCard: Codable {
+        var number: String
+        var holder: String?
+    }
+
+    static func encode(_ card: SealedCard) throws(VaultError) -> [UInt8] {
+        do { return Array(try JSONEncoder().encode(card)) } catch { throw VaultError(.storage, "could not encode card data") }
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(VaultError) -> SealedCard {
+        do {
+            return try JSONDecoder().decode(SealedCard.self, from: Data(bytes))
+        } catch {
+            throw VaultError(.cardDataUnavailable, "sealed card data does not decode")
+        }
+    }
+}

@@ -1,0 +1,69 @@
+/// What went wrong in the vault: a stable code for programs and a message for people.
+///
+/// Messages never hold card data; they name the object (a token id) and say what to do.
+public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Error codes. New codes may be added, so match on the ones you handle.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        enum Base: String, Sendable {
+            case tokenNotFound = "token_not_found"
+            case tokenExpired = "token_expired"
+            case tokenAlreadyUsed = "token_already_used"
+            case amountMismatch = "amount_mismatch"
+            case currencyMismatch = "currency_mismatch"
+            case invalidAmount = "invalid_amount"
+            case invalidCurrency = "invalid_currency"
+            case merchantExists = "merchant_exists"
+            case invalidMerchant = "invalid_merchant"
+            case keyMissing = "master_key_missing"
+            case keyMismatch = "master_key_mismatch"
+            case keyUnreadable = "master_key_unreadable"
+            case cardDataUnavailable = "card_data_unavailable"
+            case storage = "storage_error"
+        }
+
+        let base: Base
+
+        /// No token with this id for this merchant (another merchant's token reads the same).
+        public static let tokenNotFound = Code(base: .tokenNotFound)
+        /// The token's life is over; its card data has been or will be purged.
+        public static let tokenExpired = Code(base: .tokenExpired)
+        /// The token was spent once already.
+        public static let tokenAlreadyUsed = Code(base: .tokenAlreadyUsed)
+        /// The token is bound to another amount.
+        public static let amountMismatch = Code(base: .amountMismatch)
+        /// The token is bound to another currency.
+        public static let currencyMismatch = Code(base: .currencyMismatch)
+        /// An amount that is not a positive whole number of minor units.
+        public static let invalidAmount = Code(base: .invalidAmount)
+        /// Not an ISO 4217 currency code this vault knows.
+        public static let invalidCurrency = Code(base: .invalidCurrency)
+        /// A merchant name that is empty or too long.
+        public static let invalidMerchant = Code(base: .invalidMerchant)
+        /// A merchant of that name exists already.
+        public static let merchantExists = Code(base: .merchantExists)
+        /// The store holds card data but its master key is nowhere to be found.
+        public static let keyMissing = Code(base: .keyMissing)
+        /// The master key given is not the one the store's data is encrypted under.
+        public static let keyMismatch = Code(base: .keyMismatch)
+        /// The master key file or variable is there but not a 256-bit key.
+        public static let keyUnreadable = Code(base: .keyUnreadable)
+        /// Card data that should be there is gone or does not decrypt.
+        public static let cardDataUnavailable = Code(base: .cardDataUnavailable)
+        /// The store failed (disk, locking, a broken database file).
+        public static let storage = Code(base: .storage)
+
+        public var rawValue: String { base.rawValue }
+        public var description: String { base.rawValue }
+    }
+
+    public let code: Code
+    /// What is wrong and what to do, for people. Never holds card data.
+    public let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,48 @@
+import Crypto
+import Foundation
+import Synchronization
+import Tokenizer
+
+/// A clock the test moves by hand.
+final class TestClock: Sendable {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+        current = Mutex(start)
+    }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(seconds: TimeInterval) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
+
+/// A vault on a private in-memory store (or a file), with a fresh key and a moveable clock.
+struct VaultFixture {
+    let vault: Vault
+    let clock: TestClock
+    let merchant: MerchantKeys
+
+    init(store: (any VaultStore)? = nil, lifetime: Duration = .seconds(300)) async throws {
+        let clock = TestClock()
+        let keys = KeyRing(masterKey: SymmetricKey(size: .bits256))
+        let configuration = Vault.Configuration(tokenLifetime: lifetime, now: { clock.now })
+        let vault = try await Vault.open(store: try store ?? SQLiteVaultStore.inMemory(), keys: keys, configuration: configuration)
+        self.vault = vault
+        self.clock = clock
+        self.merchant = try await vault.createMerchant(named: "test-merchant")
+    }
+
+    var merchantID: String { merchant.merchant.id }
+
+    /// Visa test card 4242…, expiring in 2030 (the test clock is in 2027).
+    static let visa = CardInput(number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123", holder: "ALEX MORGAN")
+}
+
+/// A fresh folder under the system's temporary folder, removed by the caller.
+func temporaryFolder() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("vault-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
