@@ -18,6 +18,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         public static let paymentMethod = Kind(prefix: "pm_")
         public static let scan = Kind(prefix: "scan_")
         public static let merchant = Kind(prefix: "mer_")
+        public static let request = Kind(prefix: "req_")
         public static let publishableKey = Kind(prefix: "pk_")
         public static let secretKey = Kind(prefix: "sk_")
     }

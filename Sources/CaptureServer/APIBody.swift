@@ -1,0 +1,79 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Reading JSON request bodies, with errors that name the parameter at fault.
+enum APIBody {
+    /// The largest JSON body accepted: far above any real request.
+    static let jsonLimit = 64 * 1024
+
+    /// Decodes the body as `T`: 413 when it is over `limit`, 400 naming `param` when a field is
+    /// missing or of the wrong type, 400 `invalid_json` when it is not JSON at all.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int = jsonLimit) async throws -> T {
+        let buffer = try await collect(request, limit: limit)
+        guard buffer.readableBytes > 0 else {
+            throw APIError(.badRequest, .invalidRequest, code: "invalid_json", message: "the request needs a JSON object body")
+        }
+        do {
+            return try APIJSON.decoder.decode(T.self, from: Data(buffer.readableBytesView))
+        } catch let error as DecodingError {
+            throw describe(error)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(.badRequest, .invalidRequest, code: "invalid_json", message: "the body is not valid JSON")
+        }
+    }
+
+    /// The body, or 413 when it is larger than `limit`.
+    static func collect(_ request: Request, limit: Int) async throws -> ByteBuffer {
+        do {
+            return try await request.body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw APIError(
+                .contentTooLarge,
+                .invalidRequest,
+                code: "body_too_large",
+                message: "the request body is over \(limit / 1024) KiB"
+            )
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> APIError {
+        func name(_ path: [any CodingKey]) -> String? {
+            let names = path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            return names.isEmpty ? nil : names.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let param = name(context.codingPath + [key]) ?? key.stringValue
+            return APIError(.badRequest, .invalidRequest, code: "parameter_missing", message: "\(param) is required", param: param)
+        case .typeMismatch(let expected, let context), .valueNotFound(let expected, let context):
+            let param = name(context.codingPath)
+            return APIError(
+                .badRequest,
+                .invalidRequest,
+                code: "parameter_invalid",
+                message: "\(param ?? "the body") must be \(describe(expected))",
+                param: param
+            )
+        case .dataCorrupted(let context):
+            if let param = name(context.codingPath) {
+                return APIError(.badRequest, .invalidRequest, code: "parameter_invalid", message: "\(param) is not valid", param: param)
+            }
+            return APIError(.badRequest, .invalidRequest, code: "invalid_json", message: "the body is not valid JSON")
+        @unknown default:
+            return APIError(.badRequest, .invalidRequest, code: "invalid_json", message: "the body could not be read")
+        }
+    }
+
+    static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type: "an integer"
+        case is Bool.Type: "true or false"
+        case is [String: Any].Type: "an object"
+        default: "of another type"
+        }
+    }
+}

@@ -1,0 +1,52 @@
+public import Foundation
+public import Hummingbird
+import Logging
+import Synchronization
+public import Tokenizer
+
+/// The context of one API request: who is calling (set by ``AuthMiddleware``) and the request id.
+public struct APIContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The caller's key, once authenticated.
+    public var apiKey: APIKeyRecord?
+    /// `req_…`, in the `Request-Id` header and every log line of the request.
+    public var requestID: String
+    /// What inner middleware learns for the request's log line (the merchant).
+    let notes = RequestNotes()
+
+    public init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.requestID = ObjectID.random(.request).rawValue
+        self.logger[metadataKey: "request_id"] = .string(requestID)
+    }
+
+    public var requestDecoder: JSONDecoder { APIJSON.decoder }
+    public var responseEncoder: JSONEncoder { APIJSON.encoder }
+
+    /// Card photos run to megabytes; JSON bodies are held to ``APIBody/jsonLimit`` by the routes.
+    public var maxUploadSize: Int { 10 * 1024 * 1024 }
+
+    /// The authenticated merchant's id; routes behind ``AuthMiddleware`` always have one.
+    func merchantID() throws -> String {
+        guard let apiKey else { throw APIError.missingKey() }
+        return apiKey.merchantID
+    }
+
+    /// The merchant's id, when the caller used its secret key; 403 for a publishable key.
+    func secretMerchantID() throws -> String {
+        guard let apiKey else { throw APIError.missingKey() }
+        guard apiKey.kind == .secret else { throw APIError.secretKeyRequired() }
+        return apiKey.merchantID
+    }
+}
+
+/// Shared between the middleware layers of one request: the request log is written by the
+/// outermost layer, the merchant is known only inside the authentication layer.
+final class RequestNotes: Sendable {
+    private let merchant = Mutex<String?>(nil)
+
+    var merchantID: String? {
+        get { merchant.withLock { $0 } }
+        set { merchant.withLock { $0 = newValue } }
+    }
+}

@@ -1,0 +1,136 @@
+import CardCapture
+import Foundation
+public import Hummingbird
+import Tokenizer
+
+/// An error as the API answers it: `{"error": {"type", "code", "message", "param"?}}` with
+/// its HTTP status. The message says what is wrong and what to do, and never holds card data.
+public struct APIError: HTTPResponseError, Sendable {
+    /// The error types of the contract.
+    public enum Kind: String, Sendable, Codable {
+        case invalidRequest = "invalid_request_error"
+        case card = "card_error"
+        case authentication = "authentication_error"
+        case idempotency = "idempotency_error"
+        case rateLimit = "rate_limit_error"
+        case api = "api_error"
+    }
+
+    public let status: HTTPResponse.Status
+    public let kind: Kind
+    public let code: String
+    public let message: String
+    public let param: String?
+
+    public init(_ status: HTTPResponse.Status, _ kind: Kind, code: String, message: String, param: String? = nil) {
+        self.status = status
+        self.kind = kind
+        self.code = code
+        self.message = message
+        self.param = param
+    }
+
+    struct Body: Encodable {
+        struct Detail: Encodable {
+            let type: String
+            let code: String
+            let message: String
+            let param: String?
+        }
+        let error: Detail
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = Body(error: .init(type: kind.rawValue, code: code, message: message, param: param))
+        let data = try APIJSON.encoder.encode(body)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    // MARK: - Common errors
+
+    static func missingKey() -> APIError {
+        APIError(
+            .unauthorized,
+            .authentication,
+            code: "missing_api_key",
+            message: "no API key: send 'Authorization: Bearer sk_…' (or pk_… to create tokens and scans)"
+        )
+    }
+
+    static func invalidKey() -> APIError {
+        APIError(
+            .unauthorized,
+            .authentication,
+            code: "invalid_api_key",
+            message: "this API key is not valid; check it, or create keys with `capture-cli keys create`"
+        )
+    }
+
+    static func secretKeyRequired() -> APIError {
+        APIError(
+            .forbidden,
+            .authentication,
+            code: "secret_key_required",
+            message: "a publishable key may only create tokens and scans; use your secret key (sk_…) from your server"
+        )
+    }
+
+    static func notFound(_ what: String) -> APIError {
+        APIError(.notFound, .invalidRequest, code: "resource_missing", message: "\(what) not found")
+    }
+
+    /// A card that fails validation: `card_error`, naming the field.
+    init(_ error: CardValidationError) {
+        let param: String =
+            switch error.code {
+            case .invalidExpiryMonth: "exp_month"
+            case .invalidExpiryYear: "exp_year"
+            case .expiredCard: "exp_year"
+            case .invalidCVC: "cvc"
+            default: "number"
+            }
+        let code = error.code == .incompleteNumber ? "invalid_number" : error.code.rawValue
+        self.init(.badRequest, .card, code: code, message: error.message, param: param)
+    }
+
+    /// The vault's refusals with the statuses of the contract.
+    init(_ error: VaultError) {
+        switch error.code {
+        case .tokenNotFound:
+            self.init(.notFound, .invalidRequest, code: error.code.rawValue, message: error.message, param: "token")
+        case .tokenExpired:
+            self.init(.gone, .invalidRequest, code: error.code.rawValue, message: error.message, param: "token")
+        case .tokenAlreadyUsed:
+            self.init(.conflict, .invalidRequest, code: error.code.rawValue, message: error.message, param: "token")
+        case .amountMismatch, .invalidAmount:
+            self.init(.badRequest, .invalidRequest, code: error.code.rawValue, message: error.message, param: "amount")
+        case .currencyMismatch, .invalidCurrency:
+            self.init(.badRequest, .invalidRequest, code: error.code.rawValue, message: error.message, param: "currency")
+        default:
+            self.init(
+                .internalServerError,
+                .api,
+                code: error.code.rawValue,
+                message: "the vault could not complete the request; try again later"
+            )
+        }
+    }
+}
+
+/// The JSON coders of the API: snake_case keys as declared, ISO 8601 dates, sorted keys.
+enum APIJSON {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+}

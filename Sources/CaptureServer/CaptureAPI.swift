@@ -1,0 +1,42 @@
+public import Hummingbird
+public import Logging
+import ServiceLifecycle
+public import Tokenizer
+
+/// The HTTP API of the contract (DESIGN.md), over a vault. `capture-cli serve` and the tests
+/// build the same router.
+///
+/// ```swift
+/// let app = CaptureAPI(vault: vault).application(host: "127.0.0.1", port: 8080, logger: logger)
+/// try await app.runService()
+/// ```
+public struct CaptureAPI: Sendable {
+    public let vault: Vault
+    /// How often expired tokens' card data is purged.
+    public var sweepInterval: Duration
+
+    public init(vault: Vault, sweepInterval: Duration = .seconds(30)) {
+        self.vault = vault
+        self.sweepInterval = sweepInterval
+    }
+
+    /// Every route: `/healthz` and `/openapi.json` open, `/v1/…` behind an API key.
+    public func buildRouter() -> Router<APIContext> {
+        let router = Router(context: APIContext.self)
+        router.middlewares.add(RequestLogMiddleware())
+        router.get("healthz") { _, _ in ["status": "ok"] }
+        let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault))
+        TokenRoutes(vault: vault).add(to: v1)
+        return router
+    }
+
+    /// The server with the vault's sweeper beside it.
+    public func application(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {
+        Application(
+            router: buildRouter(),
+            configuration: .init(address: .hostname(host, port: port), serverName: "card-capture"),
+            services: [VaultSweeper(vault: vault, interval: sweepInterval, logger: logger)],
+            logger: logger
+        )
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Tokenizer
+
+/// Logs one structured line per request (method, path, status, time, merchant, request id)
+/// and turns every error into the API's JSON error object: the vault's and the card's with
+/// their own statuses, Hummingbird's (bad JSON, body too large) rewritten, anything else a
+/// bare 500 that says only the request id, with the error logged at error level.
+///
+/// Paths hold object ids, never card data; bodies are never logged.
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            let apiError = Self.apiError(for: error, context: context)
+            response = try apiError.response(from: request, context: context)
+            if apiError.status.code >= 500 {
+                context.logger.error(
+                    "request failed",
+                    metadata: ["error_type": .string(String(describing: type(of: error))), "code": .string(apiError.code)]
+                )
+            }
+        }
+        response.headers[HTTPField.Name("Request-Id")!] = context.requestID
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        context.logger.info(
+            "request",
+            metadata: [
+                "method": .string(request.method.rawValue),
+                "path": .string(request.uri.path),
+                "status": .stringConvertible(response.status.code),
+                "ms": .string(String(format: "%.2f", milliseconds)),
+                "merchant": .string(context.notes.merchantID ?? "-"),
+            ]
+        )
+        return response
+    }
+
+    static func apiError(for error: any Error, context: Context) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as HTTPError:
+            switch error.status {
+            case .contentTooLarge:
+                return APIError(.contentTooLarge, .invalidRequest, code: "body_too_large", message: "the request body is too large")
+            case .notFound:
+                return APIError(.notFound, .invalidRequest, code: "route_not_found", message: "no such route; see GET /openapi.json")
+            case .methodNotAllowed:
+                return APIError(.methodNotAllowed, .invalidRequest, code: "method_not_allowed", message: "this route does not take that method")
+            case .badRequest:
+                return APIError(.badRequest, .invalidRequest, code: "invalid_request", message: "the request could not be read")
+            default:
+                return APIError(
+                    error.status,
+                    error.status.code >= 500 ? .api : .invalidRequest,
+                    code: "http_error",
+                    message: error.status.reasonPhrase
+                )
+            }
+        default:
+            return APIError(
+                .internalServerError,
+                .api,
+                code: "internal_error",
+                message: "something went wrong on our side; quote request id \(context.requestID) if it persists"
+            )
+        }
+    }
+}

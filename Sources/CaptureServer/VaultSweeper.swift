@@ -1,0 +1,23 @@
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Tokenizer
+
+/// Purges the card data of expired and spent tokens every `interval`, until shut down.
+struct VaultSweeper: Service {
+    let vault: Vault
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isCancelled {
+            do {
+                let purged = try await vault.purgeExpiredCardData()
+                if purged > 0 { logger.info("purged card data of expired tokens", metadata: ["tokens": "\(purged)"]) }
+            } catch {
+                logger.error("purging expired card data failed", metadata: ["code": "\(error.code)"])
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import CaptureServer
+import Hummingbird
+import Logging
+import Tokenizer
+
+/// `capture-cli serve`: the HTTP API on the embedded vault.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the HTTP API (tokens, transactions) on an embedded SQLite vault."
+    )
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on.")
+    var port = 8080
+
+    @Option(name: .customLong("token-ttl"), help: "How many seconds a token lives before it can no longer be spent.")
+    var tokenTTL = 300
+
+    @OptionGroup var vault: VaultOptions
+
+    func validate() throws {
+        guard (1...86_400).contains(tokenTTL) else { throw ValidationError("--token-ttl must be from 1 to 86400 seconds") }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "capture-cli.serve")
+        logger.logLevel = .info
+        let opened = try await vault.openVault(configuration: Vault.Configuration(tokenLifetime: .seconds(tokenTTL)))
+        logger.info("vault open", metadata: ["database": .string(vault.database), "key_id": .string(opened.keyID)])
+        let app = CaptureAPI(vault: opened).application(host: host, port: port, logger: logger)
+        try await app.runService()
+    }
+}

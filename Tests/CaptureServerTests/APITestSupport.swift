@@ -1,0 +1,108 @@
+import CaptureServer
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Synchronization
+import Testing
+import Tokenizer
+
+/// Keeps every log line a test's server writes, metadata included, to search for card data.
+final class LogRecorder: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var all: [String] { lines.withLock { $0 } }
+
+    func logger() -> Logger {
+        var logger = Logger(label: "test") { _ in Handler(recorder: self) }
+        logger.logLevel = .debug
+        return logger
+    }
+
+    struct Handler: LogHandler {
+        let recorder: LogRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            let line = "\(event.level) \(event.message) \(merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+            recorder.lines.withLock { $0.append(line) }
+        }
+    }
+}
+
+/// A vault in memory with two merchants, and the API over it.
+struct APIFixture {
+    let vault: Vault
+    let shop: MerchantKeys
+    let other: MerchantKeys
+    let logs = LogRecorder()
+
+    init() async throws {
+        let keys = KeyRing(masterKey: SymmetricKey(size: .bits256))
+        vault = try await Vault.open(store: try SQLiteVaultStore.inMemory(), keys: keys)
+        shop = try await vault.createMerchant(named: "shop")
+        other = try await vault.createMerchant(named: "other")
+    }
+
+    func application() -> some ApplicationProtocol {
+        Application(router: CaptureAPI(vault: vault).buildRouter(), logger: logs.logger())
+    }
+}
+
+/// A decoded error body.
+struct ErrorBody: Decodable {
+    struct Detail: Decodable {
+        let type: String
+        let code: String
+        let message: String
+        let param: String?
+    }
+    let error: Detail
+}
+
+/// A decoded token body.
+struct TokenBody: Decodable {
+    struct Card: Decodable {
+        let brand: String
+        let bin: String
+        let last4: String
+        let exp_month: Int
+        let exp_year: Int
+    }
+    let id: String
+    let object: String
+    let card: Card
+    let used: Bool
+    let amount: Int?
+    let currency: String?
+    let expires_at: String
+}
+
+extension TestClientProtocol {
+    /// Sends JSON with a key (or none) and hands back the status and body.
+    @discardableResult
+    func send(_ method: HTTPRequest.Method, _ uri: String, key: String?, json: String? = nil) async throws -> (HTTPResponse.Status, Data) {
+        var headers = HTTPFields()
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        if json != nil { headers[.contentType] = "application/json" }
+        return try await execute(uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) }) { response in
+            (response.status, Data(response.body.readableBytesView))
+        }
+    }
+}
+
+func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+    try JSONDecoder().decode(T.self, from: data)
+}
+
+let visaBody = #"{"number": "4242 4242 4242 4242", "exp_month": 12, "exp_year": 2030, "cvc": "123", "holder": "ALEX MORGAN"}"#
