@@ -10,12 +10,16 @@ enum APIBody {
     /// Decodes the body as `T`: 413 when it is over `limit`, 400 naming `param` when a field is
     /// missing or of the wrong type, 400 `invalid_json` when it is not JSON at all.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int = jsonLimit) async throws -> T {
-        let buffer = try await collect(request, limit: limit)
-        guard buffer.readableBytes > 0 else {
+        try decode(T.self, from: Array(try await collect(request, limit: limit).readableBytesView))
+    }
+
+    /// Decodes bytes already read as `T`, with the same errors.
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        guard !bytes.isEmpty else {
             throw APIError(.badRequest, .invalidRequest, code: "invalid_json", message: "the request needs a JSON object body")
         }
         do {
-            return try APIJSON.decoder.decode(T.self, from: Data(buffer.readableBytesView))
+            return try APIJSON.decoder.decode(T.self, from: Data(bytes))
         } catch let error as DecodingError {
             throw describe(error)
         } catch let error as APIError {

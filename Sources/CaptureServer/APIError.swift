@@ -97,24 +97,33 @@ public struct APIError: HTTPResponseError, Sendable {
 
     /// The vault's refusals with the statuses of the contract.
     init(_ error: VaultError) {
+        let code = error.code.rawValue
         switch error.code {
         case .tokenNotFound:
-            self.init(.notFound, .invalidRequest, code: error.code.rawValue, message: error.message, param: "token")
+            self.init(.notFound, .invalidRequest, code: code, message: error.message, param: "token")
+        case .clientNotFound, .paymentMethodNotFound, .transactionNotFound:
+            self.init(.notFound, .invalidRequest, code: code, message: error.message, param: error.param)
         case .tokenExpired:
-            self.init(.gone, .invalidRequest, code: error.code.rawValue, message: error.message, param: "token")
+            self.init(.gone, .invalidRequest, code: code, message: error.message, param: "token")
         case .tokenAlreadyUsed:
-            self.init(.conflict, .invalidRequest, code: error.code.rawValue, message: error.message, param: "token")
-        case .amountMismatch, .invalidAmount:
-            self.init(.badRequest, .invalidRequest, code: error.code.rawValue, message: error.message, param: "amount")
+            self.init(.conflict, .invalidRequest, code: code, message: error.message, param: "token")
+        case .amountMismatch, .invalidAmount, .refundTooLarge:
+            self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "amount")
         case .currencyMismatch, .invalidCurrency:
-            self.init(.badRequest, .invalidRequest, code: error.code.rawValue, message: error.message, param: "currency")
+            self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "currency")
+        case .notRefundable, .invalidRequest:
+            self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: error.param)
         default:
-            self.init(
-                .internalServerError,
-                .api,
-                code: error.code.rawValue,
-                message: "the vault could not complete the request; try again later"
-            )
+            self.init(.internalServerError, .api, code: code, message: "the vault could not complete the request; try again later")
+        }
+    }
+
+    /// Any error from the vault or card validation, as the API answers it.
+    static func from(_ error: any Error) -> any Error {
+        switch error {
+        case let error as VaultError: APIError(error)
+        case let error as CardValidationError: APIError(error)
+        default: error
         }
     }
 }

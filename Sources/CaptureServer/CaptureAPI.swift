@@ -12,11 +12,14 @@ public import Tokenizer
 /// ```
 public struct CaptureAPI: Sendable {
     public let vault: Vault
+    /// Who authorizes charges: the sandbox unless told otherwise.
+    public let processor: any Processor
     /// How often expired tokens' card data is purged.
     public var sweepInterval: Duration
 
-    public init(vault: Vault, sweepInterval: Duration = .seconds(30)) {
+    public init(vault: Vault, processor: any Processor = SandboxProcessor(), sweepInterval: Duration = .seconds(30)) {
         self.vault = vault
+        self.processor = processor
         self.sweepInterval = sweepInterval
     }
 
@@ -27,6 +30,7 @@ public struct CaptureAPI: Sendable {
         router.get("healthz") { _, _ in ["status": "ok"] }
         let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault))
         TokenRoutes(vault: vault).add(to: v1)
+        PaymentRoutes(payments: Payments(vault: vault, processor: processor), idempotency: IdempotencyKeys(vault: vault)).add(to: v1)
         return router
     }
 

@@ -3,7 +3,8 @@ import Logging
 import ServiceLifecycle
 import Tokenizer
 
-/// Purges the card data of expired and spent tokens every `interval`, until shut down.
+/// Purges the card data of expired and spent tokens, and idempotency keys past their 24
+/// hours, every `interval`, until shut down.
 struct VaultSweeper: Service {
     let vault: Vault
     let interval: Duration
@@ -14,6 +15,7 @@ struct VaultSweeper: Service {
             do {
                 let purged = try await vault.purgeExpiredCardData()
                 if purged > 0 { logger.info("purged card data of expired tokens", metadata: ["tokens": "\(purged)"]) }
+                try await IdempotencyKeys(vault: vault).purge()
             } catch {
                 logger.error("purging expired card data failed", metadata: ["code": "\(error.code)"])
             }

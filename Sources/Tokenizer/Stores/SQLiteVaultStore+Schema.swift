@@ -39,6 +39,68 @@ extension SQLiteVaultStore {
                 table.column("used_at", .datetime)
             }
         }
+        migrator.registerMigration("v2: payments") { db in
+            try db.create(table: "client") { table in
+                table.primaryKey("id", .text)
+                table.column("merchant_id", .text).notNull().indexed().references("merchant")
+                table.column("email", .text)
+                table.column("description", .text)
+                table.column("created_at", .datetime).notNull()
+            }
+            try db.create(table: "payment_method") { table in
+                table.primaryKey("id", .text)
+                table.column("merchant_id", .text).notNull().references("merchant")
+                table.column("client_id", .text).notNull().references("client")
+                table.column("fingerprint", .text).notNull()
+                table.column("brand", .text).notNull()
+                table.column("bin", .text).notNull()
+                table.column("last4", .text).notNull()
+                table.column("exp_month", .integer).notNull()
+                table.column("exp_year", .integer).notNull()
+                table.column("key_id", .text).notNull()
+                table.column("sealed_card", .blob).notNull()
+                table.column("created_at", .datetime).notNull()
+                table.uniqueKey(["client_id", "fingerprint"])
+            }
+            try db.create(table: "transaction") { table in
+                table.primaryKey("id", .text)
+                table.column("merchant_id", .text).notNull().references("merchant")
+                table.column("status", .text).notNull()
+                table.column("amount", .integer).notNull()
+                table.column("currency", .text).notNull()
+                table.column("refunded_amount", .integer).notNull().defaults(to: 0)
+                table.column("description", .text)
+                table.column("client_id", .text)
+                table.column("payment_method_id", .text)
+                table.column("token_id", .text)
+                table.column("decline_code", .text)
+                table.column("processor_reference", .text)
+                table.column("brand", .text).notNull()
+                table.column("bin", .text).notNull()
+                table.column("last4", .text).notNull()
+                table.column("exp_month", .integer).notNull()
+                table.column("exp_year", .integer).notNull()
+                table.column("created_at", .datetime).notNull()
+            }
+            try db.create(index: "transaction_by_merchant_client", on: "transaction", columns: ["merchant_id", "client_id", "created_at"])
+            try db.create(table: "refund") { table in
+                table.primaryKey("id", .text)
+                table.column("merchant_id", .text).notNull()
+                table.column("transaction_id", .text).notNull().indexed().references("transaction")
+                table.column("amount", .integer).notNull()
+                table.column("currency", .text).notNull()
+                table.column("created_at", .datetime).notNull()
+            }
+            try db.create(table: "idempotency_key") { table in
+                table.column("merchant_id", .text).notNull()
+                table.column("key", .text).notNull()
+                table.column("request_hash", .text).notNull()
+                table.column("status", .integer)
+                table.column("body", .blob)
+                table.column("created_at", .datetime).notNull().indexed()
+                table.primaryKey(["merchant_id", "key"])
+            }
+        }
         return migrator
     }
 }

@@ -27,4 +27,35 @@ public protocol VaultStore: Sendable {
     /// Erases the sealed card data of tokens that expired before `now` or were spent: a
     /// token's card data outlives neither. Returns how many tokens were purged.
     func purgeTokenCardData(before now: Date) async throws -> Int
+
+    // MARK: - Payments
+
+    func insertClient(_ client: ClientRecord) async throws
+    func client(id: String, merchantID: String) async throws -> ClientRecord?
+    /// Saves a client's card: a new payment method, or, when the client has this card
+    /// (fingerprint) already, that one with its expiry and sealed card brought up to date.
+    func savePaymentMethod(_ method: PaymentMethodRecord) async throws -> PaymentMethodRecord
+    func paymentMethod(id: String, merchantID: String) async throws -> PaymentMethodRecord?
+    func paymentMethods(clientID: String, merchantID: String) async throws -> [PaymentMethodRecord]
+    /// Deletes a payment method and its sealed card; false when there was none.
+    func deletePaymentMethod(id: String, merchantID: String) async throws -> Bool
+
+    func insertTransaction(_ transaction: TransactionRecord) async throws
+    func transaction(id: String, merchantID: String) async throws -> TransactionRecord?
+    /// A merchant's transactions, newest first, optionally one client's only.
+    func transactions(merchantID: String, clientID: String?, limit: Int) async throws -> [TransactionRecord]
+    /// Adds a refund and raises the transaction's refunded amount, atomically, only while
+    /// the refunded total stays within the amount; nil (and nothing written) otherwise.
+    func insertRefund(_ refund: RefundRecord) async throws -> TransactionRecord?
+
+    /// Claims an idempotency key for a request (by its hash), or says how it was used within
+    /// the last `window` before `now`; atomically, so that of concurrent requests with one
+    /// key only one is `claimed`.
+    func claimIdempotency(merchantID: String, key: String, requestHash: String, now: Date, window: TimeInterval) async throws -> IdempotencyClaim
+    /// Stores the answer to a claimed key.
+    func finishIdempotency(merchantID: String, key: String, status: Int, body: Data) async throws
+    /// Frees a claimed key whose request failed before it changed anything, so a retry may run.
+    func releaseIdempotency(merchantID: String, key: String) async throws
+    /// Forgets keys older than `date`.
+    func purgeIdempotency(before date: Date) async throws -> Int
 }

@@ -19,6 +19,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         public static let scan = Kind(prefix: "scan_")
         public static let merchant = Kind(prefix: "mer_")
         public static let request = Kind(prefix: "req_")
+        public static let refund = Kind(prefix: "re_")
         public static let publishableKey = Kind(prefix: "pk_")
         public static let secretKey = Kind(prefix: "sk_")
     }

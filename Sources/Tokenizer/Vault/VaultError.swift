@@ -19,6 +19,12 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case keyUnreadable = "master_key_unreadable"
             case cardDataUnavailable = "card_data_unavailable"
             case storage = "storage_error"
+            case clientNotFound = "client_not_found"
+            case paymentMethodNotFound = "payment_method_not_found"
+            case transactionNotFound = "transaction_not_found"
+            case refundTooLarge = "refund_exceeds_amount"
+            case notRefundable = "transaction_not_refundable"
+            case invalidRequest = "invalid_request"
         }
 
         let base: Base
@@ -52,6 +58,19 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The store failed (disk, locking, a broken database file).
         public static let storage = Code(base: .storage)
 
+        /// No client with this id for this merchant.
+        public static let clientNotFound = Code(base: .clientNotFound)
+        /// No payment method with this id for this merchant.
+        public static let paymentMethodNotFound = Code(base: .paymentMethodNotFound)
+        /// No transaction with this id for this merchant.
+        public static let transactionNotFound = Code(base: .transactionNotFound)
+        /// A refund beyond what is left of the captured amount.
+        public static let refundTooLarge = Code(base: .refundTooLarge)
+        /// A transaction that took no money (declined, failed) cannot be refunded.
+        public static let notRefundable = Code(base: .notRefundable)
+        /// A request whose parts do not fit together (both a token and a payment method, …).
+        public static let invalidRequest = Code(base: .invalidRequest)
+
         public var rawValue: String { base.rawValue }
         public var description: String { base.rawValue }
     }
@@ -60,7 +79,11 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong and what to do, for people. Never holds card data.
     public let message: String
 
-    init(_ code: Code, _ message: String) {
+    /// The parameter at fault, when one is.
+    public let param: String?
+
+    init(_ code: Code, _ message: String, param: String? = nil) {
+        self.param = param
         self.code = code
         self.message = message
     }

@@ -1,0 +1,119 @@
+import Foundation
+import Hummingbird
+import Tokenizer
+
+/// The JSON shapes of transactions, refunds, clients and payment methods.
+enum ResourceBodies {
+    struct Transaction: ResponseEncodable {
+        let id: String
+        let object = "transaction"
+        let status: String
+        let amount: Int
+        let currency: String
+        let amountRefunded: Int
+        let description: String?
+        let client: String?
+        let paymentMethod: String?
+        let token: String?
+        let declineCode: String?
+        let card: CardSummary
+        let createdAt: Date
+
+        init(_ record: TransactionRecord) {
+            id = record.id
+            status = record.status
+            amount = record.amount
+            currency = record.currency
+            amountRefunded = record.refundedAmount
+            description = record.description
+            client = record.clientID
+            paymentMethod = record.paymentMethodID
+            token = record.tokenID
+            declineCode = record.declineCode
+            card = CardSummary(brand: record.brand, bin: record.bin, last4: record.last4, expMonth: record.expMonth, expYear: record.expYear)
+            createdAt = record.createdAt
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, object, status, amount, currency, description, client, token, card
+            case amountRefunded = "amount_refunded"
+            case paymentMethod = "payment_method"
+            case declineCode = "decline_code"
+            case createdAt = "created_at"
+        }
+    }
+
+    struct Refund: ResponseEncodable {
+        let id: String
+        let object = "refund"
+        let transaction: String
+        let amount: Int
+        let currency: String
+        let status = "succeeded"
+        let createdAt: Date
+
+        init(_ record: RefundRecord) {
+            id = record.id
+            transaction = record.transactionID
+            amount = record.amount
+            currency = record.currency
+            createdAt = record.createdAt
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, object, transaction, amount, currency, status
+            case createdAt = "created_at"
+        }
+    }
+
+    struct Client: ResponseEncodable {
+        let id: String
+        let object = "client"
+        let email: String?
+        let description: String?
+        let createdAt: Date
+
+        init(_ record: ClientRecord) {
+            id = record.id
+            email = record.email
+            description = record.description
+            createdAt = record.createdAt
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, object, email, description
+            case createdAt = "created_at"
+        }
+    }
+
+    struct PaymentMethod: ResponseEncodable {
+        let id: String
+        let object = "payment_method"
+        let client: String
+        let card: CardSummary
+        let createdAt: Date
+
+        init(_ method: Payments.PaymentMethod) {
+            id = method.id
+            client = method.clientID
+            card = method.card
+            createdAt = method.createdAt
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, object, client, card
+            case createdAt = "created_at"
+        }
+    }
+
+    struct List<Item: Encodable & Sendable>: ResponseEncodable {
+        let object = "list"
+        let data: [Item]
+    }
+
+    struct Deleted: ResponseEncodable {
+        let id: String
+        let object: String
+        let deleted = true
+    }
+}

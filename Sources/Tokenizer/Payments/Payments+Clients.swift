@@ -1,0 +1,147 @@
+import CardCapture
+import Foundation
+
+extension Payments {
+    /// A new client for the merchant.
+    public func createClient(email: String?, description: String?, merchantID: String) async throws(VaultError) -> ClientRecord {
+        if let email, email.count > 254 || !email.contains("@") {
+            throw VaultError(.invalidRequest, "email must be an address such as pat@example.com", param: "email")
+        }
+        if let description, description.count > 500 {
+            throw VaultError(.invalidRequest, "description is limited to 500 characters", param: "description")
+        }
+        let client = ClientRecord(
+            id: ObjectID.random(.client).rawValue,
+            merchantID: merchantID,
+            email: email,
+            description: description,
+            createdAt: vault.configuration.now()
+        )
+        try await storing("create the client") { try await store.insertClient(client) }
+        return client
+    }
+
+    public func client(_ id: String, merchantID: String) async throws(VaultError) -> ClientRecord {
+        try await requireClient(id, merchantID: merchantID)
+    }
+
+    @discardableResult
+    func requireClient(_ id: String, merchantID: String) async throws(VaultError) -> ClientRecord {
+        guard let client = try await storing("read the client", { try await store.client(id: id, merchantID: merchantID) }) else {
+            throw VaultError(.clientNotFound, "no client \(id.prefix(40)) for this merchant", param: "client")
+        }
+        return client
+    }
+
+    /// A client's saved cards, oldest first.
+    public func paymentMethods(client id: String, merchantID: String) async throws(VaultError) -> [PaymentMethod] {
+        try await requireClient(id, merchantID: merchantID)
+        return try await storing("list payment methods") { try await store.paymentMethods(clientID: id, merchantID: merchantID) }
+            .map(PaymentMethod.init)
+    }
+
+    /// Deletes a saved card and its sealed data.
+    public func deletePaymentMethod(_ id: String, merchantID: String) async throws(VaultError) {
+        guard try await storing("delete the payment method", { try await store.deletePaymentMethod(id: id, merchantID: merchantID) }) else {
+            throw VaultError(.paymentMethodNotFound, "no payment method \(id.prefix(40)) for this merchant", param: "payment_method")
+        }
+    }
+
+    /// Saves a spent token's card for a client, without its CVC; the same card for the same
+    /// client stays one payment method, with the newest expiry.
+    func save(_ card: SpentCard, client: String, merchantID: String) async throws(VaultError) -> PaymentMethod {
+        let keys = vault.keys
+        let sealed = try keys.seal(
+            try Vault.encode(Vault.SealedCard(number: card.pan.revealed, holder: card.holder)),
+            for: .card,
+            context: Self.sealingContext(client: client, fingerprint: card.fingerprint)
+        )
+        let record = PaymentMethodRecord(
+            id: ObjectID.random(.paymentMethod).rawValue,
+            merchantID: merchantID,
+            clientID: client,
+            fingerprint: card.fingerprint,
+            brand: card.pan.brand.id,
+            bin: card.pan.bin,
+            last4: card.pan.last4,
+            expMonth: card.expiry.month,
+            expYear: card.expiry.year,
+            keyID: keys.keyID,
+            sealedCard: Data(sealed),
+            createdAt: vault.configuration.now()
+        )
+        return PaymentMethod(try await storing("save the payment method") { try await store.savePaymentMethod(record) })
+    }
+
+    /// A saved card is sealed for its client and card, which stay the same when the record
+    /// is brought up to date with a new expiry.
+    static func sealingContext(client: String, fingerprint: String) -> String {
+        "pm:" + client + ":" + fingerprint
+    }
+
+    // MARK: - Reading transactions, refunds
+
+    public func transaction(_ id: String, merchantID: String) async throws(VaultError) -> TransactionRecord {
+        guard let transaction = try await storing("read the transaction", { try await store.transaction(id: id, merchantID: merchantID) }) else {
+            throw VaultError(.transactionNotFound, "no transaction \(id.prefix(40)) for this merchant", param: "id")
+        }
+        return transaction
+    }
+
+    /// The merchant's transactions, newest first; one client's when `client` is given.
+    public func transactions(merchantID: String, client: String?, limit: Int = 100) async throws(VaultError) -> [TransactionRecord] {
+        if let client { try await requireClient(client, merchantID: merchantID) }
+        return try await storing("list transactions") { try await store.transactions(merchantID: merchantID, clientID: client, limit: limit) }
+    }
+
+    /// Gives back all that is left of a transaction, or `amount` of it; never more than was
+    /// captured, however many refunds run at once.
+    public func refund(_ transactionID: String, amount: Int?, merchantID: String) async throws(VaultError) -> (RefundRecord, TransactionRecord) {
+        let transaction = try await transaction(transactionID, merchantID: merchantID)
+        guard transaction.status == "succeeded" else {
+            throw VaultError(
+                .notRefundable,
+                "transaction \(transactionID) is \(transaction.status): no money was taken, so none can be given back",
+                param: "id"
+            )
+        }
+        let left = transaction.amount - transaction.refundedAmount
+        let amount = amount ?? left
+        guard amount > 0 else {
+            let message = left == 0 ? "transaction \(transactionID) is refunded in full already" : "amount must be a positive number of minor units"
+            throw VaultError(left == 0 ? .refundTooLarge : .invalidAmount, message, param: "amount")
+        }
+        let currency = try Currency(transaction.currency)
+        let refund = RefundRecord(
+            id: ObjectID.random(.refund).rawValue,
+            merchantID: merchantID,
+            transactionID: transactionID,
+            amount: amount,
+            currency: transaction.currency,
+            createdAt: vault.configuration.now()
+        )
+        guard let updated = try await storing("record the refund", { try await store.insertRefund(refund) }) else {
+            throw VaultError(.refundTooLarge, "a refund of \(amount) is more than the \(left) left to refund on \(transactionID)", param: "amount")
+        }
+        if let reference = transaction.processorReference {
+            // The sandbox always gives back; a real processor's failure is logged by the caller.
+            try? await processor.refund(reference: reference, amount: amount, currency: currency)
+        }
+        return (refund, updated)
+    }
+}
+
+extension Vault {
+    /// A saved payment method's card, opened for one authorization.
+    func openSaved(_ method: PaymentMethodRecord) throws(VaultError) -> (pan: PAN, expiry: Expiry, holder: String?) {
+        guard method.keyID == keys.keyID else {
+            throw VaultError(.cardDataUnavailable, "payment method \(method.id) is sealed under \(method.keyID), a key this server does not hold")
+        }
+        let context = Payments.sealingContext(client: method.clientID, fingerprint: method.fingerprint)
+        let card = try Self.decode(try keys.open(Array(method.sealedCard), for: .card, context: context))
+        guard let pan = try? PAN(card.number), let expiry = try? Expiry(month: method.expMonth, year: method.expYear) else {
+            throw VaultError(.cardDataUnavailable, "payment method \(method.id) holds card data that is no longer valid")
+        }
+        return (pan, expiry, card.holder)
+    }
+}

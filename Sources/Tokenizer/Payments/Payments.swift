@@ -1,0 +1,68 @@
+public import Foundation
+
+/// Transactions, clients and saved payment methods, over the vault and a processor.
+///
+/// ```swift
+/// let payments = Payments(vault: vault)   // the sandbox processor
+/// let charge = try await payments.charge(.init(token: token.id, amount: 1999, currency: "EUR"), merchantID: id)
+/// ```
+public struct Payments: Sendable {
+    public let vault: Vault
+    public let processor: any Processor
+
+    public init(vault: Vault, processor: any Processor = SandboxProcessor()) {
+        self.vault = vault
+        self.processor = processor
+    }
+
+    /// What to charge: a token or a saved payment method, an amount in minor units and its
+    /// currency, and optionally a client to file it under and save the card for.
+    public struct ChargeRequest: Sendable {
+        public var token: String?
+        public var paymentMethod: String?
+        public var amount: Int
+        public var currency: String
+        public var description: String?
+        public var client: String?
+        public var savePaymentMethod: Bool
+
+        public init(
+            token: String? = nil,
+            paymentMethod: String? = nil,
+            amount: Int,
+            currency: String,
+            description: String? = nil,
+            client: String? = nil,
+            savePaymentMethod: Bool = false
+        ) {
+            self.token = token
+            self.paymentMethod = paymentMethod
+            self.amount = amount
+            self.currency = currency
+            self.description = description
+            self.client = client
+            self.savePaymentMethod = savePaymentMethod
+        }
+    }
+
+    /// A saved card as its merchant sees it.
+    public struct PaymentMethod: Sendable, Equatable {
+        public let id: String
+        public let clientID: String
+        public let card: CardSummary
+        public let createdAt: Date
+
+        init(_ record: PaymentMethodRecord) {
+            self.id = record.id
+            self.clientID = record.clientID
+            self.card = CardSummary(brand: record.brand, bin: record.bin, last4: record.last4, expMonth: record.expMonth, expYear: record.expYear)
+            self.createdAt = record.createdAt
+        }
+    }
+
+    var store: any VaultStore { vault.store }
+
+    func storing<T: Sendable>(_ what: String, _ operation: () async throws -> T) async throws(VaultError) -> T {
+        try await vault.storing(what, operation)
+    }
+}

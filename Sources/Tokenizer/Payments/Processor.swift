@@ -1,0 +1,29 @@
+public import CardCapture
+
+/// What a processor is asked to authorize: a whole card, for one attempt.
+public struct AuthorizationRequest: Sendable {
+    public let pan: PAN
+    public let expiry: Expiry
+    /// Only on the first attempt with a new token; never for a saved payment method.
+    public let cvc: CVC?
+    public let amount: Int
+    public let currency: Currency
+    public let holder: String?
+}
+
+/// How an authorization ended.
+public enum AuthorizationOutcome: Sendable, Equatable {
+    /// The money is taken; `reference` is the processor's id for it.
+    case succeeded(reference: String)
+    /// The issuer said no; `code` says why (card_declined, insufficient_funds, …).
+    case declined(code: String)
+    /// The processor could not decide (processing_error); the card was not charged.
+    case failed(code: String)
+}
+
+/// An acquirer or payment gateway. The vault opens a card only to hand it to a processor.
+public protocol Processor: Sendable {
+    func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome
+    /// Gives back `amount` minor units of an earlier successful authorization.
+    func refund(reference: String, amount: Int, currency: Currency) async throws
+}

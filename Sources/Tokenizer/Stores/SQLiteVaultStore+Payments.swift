@@ -1,0 +1,168 @@
+public import Foundation
+public import GRDB
+
+extension SQLiteVaultStore {
+    // MARK: - Clients and payment methods
+
+    public func insertClient(_ client: ClientRecord) async throws {
+        try await database.write { db in try client.insert(db) }
+    }
+
+    public func client(id: String, merchantID: String) async throws -> ClientRecord? {
+        try await database.read { db in
+            try ClientRecord.filter(key: id).filter(Column("merchant_id") == merchantID).fetchOne(db)
+        }
+    }
+
+    public func savePaymentMethod(_ method: PaymentMethodRecord) async throws -> PaymentMethodRecord {
+        try await database.write { db in
+            if var existing =
+                try PaymentMethodRecord
+                .filter(Column("client_id") == method.clientID && Column("fingerprint") == method.fingerprint)
+                .fetchOne(db)
+            {
+                existing.expMonth = method.expMonth
+                existing.expYear = method.expYear
+                existing.keyID = method.keyID
+                // Sealed for the existing record's id (the id is authenticated with it).
+                existing.sealedCard = method.sealedCard
+                try existing.update(db)
+                return existing
+            }
+            try method.insert(db)
+            return method
+        }
+    }
+
+    public func paymentMethod(id: String, merchantID: String) async throws -> PaymentMethodRecord? {
+        try await database.read { db in
+            try PaymentMethodRecord.filter(key: id).filter(Column("merchant_id") == merchantID).fetchOne(db)
+        }
+    }
+
+    public func paymentMethods(clientID: String, merchantID: String) async throws -> [PaymentMethodRecord] {
+        try await database.read { db in
+            try PaymentMethodRecord
+                .filter(Column("client_id") == clientID && Column("merchant_id") == merchantID)
+                .order(Column("created_at"))
+                .fetchAll(db)
+        }
+    }
+
+    public func deletePaymentMethod(id: String, merchantID: String) async throws -> Bool {
+        try await database.write { db in
+            try PaymentMethodRecord.filter(key: id).filter(Column("merchant_id") == merchantID).deleteAll(db) == 1
+        }
+    }
+
+    // MARK: - Transactions and refunds
+
+    public func insertTransaction(_ transaction: TransactionRecord) async throws {
+        try await database.write { db in try transaction.insert(db) }
+    }
+
+    public func transaction(id: String, merchantID: String) async throws -> TransactionRecord? {
+        try await database.read { db in
+            try TransactionRecord.filter(key: id).filter(Column("merchant_id") == merchantID).fetchOne(db)
+        }
+    }
+
+    public func transactions(merchantID: String, clientID: String?, limit: Int) async throws -> [TransactionRecord] {
+        try await database.read { db in
+            var request = TransactionRecord.filter(Column("merchant_id") == merchantID)
+            if let clientID { request = request.filter(Column("client_id") == clientID) }
+            return try request.order(Column("created_at").desc, Column("id")).limit(limit).fetchAll(db)
+        }
+    }
+
+    public func insertRefund(_ refund: RefundRecord) async throws -> TransactionRecord? {
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE "transaction" SET refunded_amount = refunded_amount + ?
+                    WHERE id = ? AND merchant_id = ? AND status = 'succeeded' AND refunded_amount + ? <= amount
+                    """,
+                arguments: [refund.amount, refund.transactionID, refund.merchantID, refund.amount]
+            )
+            guard db.changesCount == 1 else { return nil }
+            try refund.insert(db)
+            return try TransactionRecord.fetchOne(db, key: refund.transactionID)
+        }
+    }
+
+    // MARK: - Idempotency keys
+
+    public func claimIdempotency(
+        merchantID: String,
+        key: String,
+        requestHash: String,
+        now: Date,
+        window: TimeInterval
+    ) async throws
+        -> IdempotencyClaim
+    {
+        try await database.write { db in
+            let cutoff = now.addingTimeInterval(-window)
+            try db.execute(
+                sql: "DELETE FROM idempotency_key WHERE merchant_id = ? AND key = ? AND created_at <= ?",
+                arguments: [merchantID, key, cutoff]
+            )
+            if let row = try Row.fetchOne(
+                db,
+                sql: "SELECT request_hash, status, body FROM idempotency_key WHERE merchant_id = ? AND key = ?",
+                arguments: [merchantID, key]
+            ) {
+                let hash: String = row["request_hash"]
+                guard hash == requestHash else { return .mismatch }
+                guard let status: Int = row["status"], let body: Data = row["body"] else { return .inProgress }
+                return .replay(status: status, body: body)
+            }
+            try db.execute(
+                sql: "INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [merchantID, key, requestHash, now]
+            )
+            return .claimed
+        }
+    }
+
+    public func finishIdempotency(merchantID: String, key: String, status: Int, body: Data) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE idempotency_key SET status = ?, body = ? WHERE merchant_id = ? AND key = ?",
+                arguments: [status, body, merchantID, key]
+            )
+        }
+    }
+
+    public func releaseIdempotency(merchantID: String, key: String) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: "DELETE FROM idempotency_key WHERE merchant_id = ? AND key = ? AND status IS NULL",
+                arguments: [merchantID, key]
+            )
+        }
+    }
+
+    public func purgeIdempotency(before date: Date) async throws -> Int {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM idempotency_key WHERE created_at <= ?", arguments: [date])
+            return db.changesCount
+        }
+    }
+}
+
+extension ClientRecord: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "client"
+}
+
+extension PaymentMethodRecord: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "payment_method"
+}
+
+extension TransactionRecord: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "transaction"
+}
+
+extension RefundRecord: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "refund"
+}

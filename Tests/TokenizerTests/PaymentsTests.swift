@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+import Testing
+import Tokenizer
+
+@Suite("Payments under concurrency and time")
+struct PaymentsTests {
+    @Test("20 concurrent refunds of 100 on a 1000 charge: exactly 10 succeed, never beyond the amount")
+    func concurrentRefunds() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fixture = try await VaultFixture(store: try SQLiteVaultStore(path: folder.appendingPathComponent("vault.sqlite").path))
+        let payments = Payments(vault: fixture.vault)
+        let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
+        let charge = try await payments.charge(.init(token: token.id, amount: 1000, currency: "EUR"), merchantID: fixture.merchantID)
+        #expect(charge.status == "succeeded")
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 {
+                group.addTask { (try? await payments.refund(charge.id, amount: 100, merchantID: fixture.merchantID)) != nil }
+            }
+            var all: [Bool] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        #expect(results.filter { $0 }.count == 10)
+        #expect(try await payments.transaction(charge.id, merchantID: fixture.merchantID).refundedAmount == 1000)
+    }
+
+    @Test("16 concurrent requests with one idempotency key: one runs, the rest wait their turn or replay it")
+    func concurrentIdempotency() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fixture = try await VaultFixture(store: try SQLiteVaultStore(path: folder.appendingPathComponent("vault.sqlite").path))
+        let keys = IdempotencyKeys(vault: fixture.vault)
+        let runs = RunCounter()
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    let result = try? await keys.run(merchantID: fixture.merchantID, key: "order-7", request: Array("same".utf8)) {
+                        runs.increment()
+                        try await Task.sleep(for: .milliseconds(50))
+                        return (201, Data("done".utf8))
+                    }
+                    switch result {
+                    case .answered(_, _, let replayed): return replayed ? "replay" : "ran"
+                    case .inProgress: return "busy"
+                    case .mismatch: return "mismatch"
+                    case nil: return "error"
+                    }
+                }
+            }
+            var all: [String] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        #expect(runs.count == 1)
+        #expect(outcomes.filter { $0 == "ran" }.count == 1)
+        #expect(outcomes.allSatisfy { ["ran", "replay", "busy"].contains($0) })
+    }
+
+    @Test("an idempotency key is remembered 24 hours, then the same words start afresh")
+    func idempotencyWindow() async throws {
+        let fixture = try await VaultFixture()
+        let keys = IdempotencyKeys(vault: fixture.vault)
+        let runs = RunCounter()
+        func call(_ body: String) async throws -> IdempotencyKeys.Result {
+            try await keys.run(merchantID: fixture.merchantID, key: "k", request: Array(body.utf8)) {
+                runs.increment()
+                return (201, Data(body.utf8))
+            }
+        }
+        _ = try await call("a")
+        fixture.clock.advance(seconds: 23 * 3600)
+        guard case .answered(_, _, true) = try await call("a") else {
+            Issue.record("not replayed within 24 hours")
+            return
+        }
+        guard case .mismatch = try await call("b") else {
+            Issue.record("another body was not refused")
+            return
+        }
+        fixture.clock.advance(seconds: 3601)
+        guard case .answered(_, _, false) = try await call("b") else {
+            Issue.record("an old key was not forgotten")
+            return
+        }
+        #expect(runs.count == 2)
+    }
+}
+
+/// Counts calls from several tasks.
+final class RunCounter: Sendable {
+    private let value = Mutex(0)
+    var count: Int { value.withLock { $0 } }
+    func increment() { value.withLock { $0 += 1 } }
+}
