@@ -73,6 +73,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            resources: [.copy("openapi.json")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -77,10 +77,6 @@ public struct APIError: HTTPResponseError, Sendable {
         )
     }
 
-    static func notFound(_ what: String) -> APIError {
-        APIError(.notFound, .invalidRequest, code: "resource_missing", message: "\(what) not found")
-    }
-
     /// A card that fails validation: `card_error`, naming the field.
     init(_ error: CardValidationError) {
         let param: String =

@@ -1,5 +1,8 @@
+import Foundation
+import HTTPTypes
 public import Hummingbird
 public import Logging
+import NIOCore
 import ServiceLifecycle
 public import Tokenizer
 
@@ -28,11 +31,26 @@ public struct CaptureAPI: Sendable {
         let router = Router(context: APIContext.self)
         router.middlewares.add(RequestLogMiddleware())
         router.get("healthz") { _, _ in ["status": "ok"] }
+        router.get("openapi.json") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: Self.openAPIDocument)))
+        }
         let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault))
         TokenRoutes(vault: vault).add(to: v1)
         PaymentRoutes(payments: Payments(vault: vault, processor: processor), idempotency: IdempotencyKeys(vault: vault)).add(to: v1)
         return router
     }
+
+    /// The OpenAPI 3.1 document of every route (`openapi.json` beside this file; a test keeps
+    /// it true to the routes and error codes).
+    public static let openAPIDocument: [UInt8] = {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"), let data = try? Data(contentsOf: url) else {
+            // The file is part of the target; without it the build itself is broken.
+            preconditionFailure("openapi.json is missing from the CaptureServer bundle")
+        }
+        return Array(data)
+    }()
 
     /// The server with the vault's sweeper beside it.
     public func application(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {

@@ -1,0 +1,71 @@
+import CaptureServer
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("The OpenAPI document is true to the code")
+struct OpenAPITests {
+    static func document() throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(CaptureAPI.openAPIDocument)) as? [String: Any])
+    }
+
+    @Test("every route the router has is in the document with its method, and nothing else is")
+    func routes() async throws {
+        let fixture = try await APIFixture()
+        let router = CaptureAPI(vault: fixture.vault).buildRouter()
+        let inCode = Set(
+            router.routes.map { route in
+                let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
+                return "\(route.method.rawValue.lowercased()) /" + path.joined(separator: "/")
+            }
+        )
+        let paths = try #require(try Self.document()["paths"] as? [String: [String: Any]])
+        let documented = Set(paths.flatMap { path, operations in operations.keys.map { "\($0) \(path)" } })
+        #expect(inCode.count >= 12)
+        #expect(inCode.subtracting(documented).isEmpty, "routes missing from openapi.json: \(inCode.subtracting(documented).sorted())")
+        #expect(documented.subtracting(inCode).isEmpty, "documented routes the code lacks: \(documented.subtracting(inCode).sorted())")
+    }
+
+    @Test("every error code the code can answer with is in the document's list")
+    func errorCodes() throws {
+        let components = try #require(try Self.document()["components"] as? [String: Any])
+        let schemas = try #require(components["schemas"] as? [String: Any])
+        let error = try #require((schemas["Error"] as? [String: Any])?["properties"] as? [String: Any])
+        let detail = try #require((error["error"] as? [String: Any])?["properties"] as? [String: Any])
+        let documented = Set(try #require((detail["code"] as? [String: Any])?["enum"] as? [String]))
+
+        // The codes, read from the sources: literal codes in the HTTP layer, the vault's and
+        // the card validator's code tables.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        var inCode = Set<String>()
+        let literal = /code: "([a-z_]+)"/
+        let table = /case [A-Za-z]+ = "([a-z_]+)"/
+        for folder in ["Sources/CaptureServer", "Sources/Tokenizer/Vault"] {
+            let files = try FileManager.default.subpathsOfDirectory(atPath: root.appendingPathComponent(folder).path).filter {
+                $0.hasSuffix(".swift")
+            }
+            for file in files {
+                let text = try String(contentsOf: root.appendingPathComponent(folder).appendingPathComponent(file), encoding: .utf8)
+                inCode.formUnion(text.matches(of: literal).map { String($0.output.1) })
+                if file.hasSuffix("VaultError.swift") { inCode.formUnion(text.matches(of: table).map { String($0.output.1) }) }
+            }
+        }
+        let cards = try String(contentsOf: root.appendingPathComponent("Sources/CardCapture/Model/CardValidationError.swift"), encoding: .utf8)
+        // incomplete_number is answered as invalid_number.
+        inCode.formUnion(cards.matches(of: table).map { String($0.output.1) }.filter { $0 != "incomplete_number" })
+        #expect(inCode.count >= 35)
+        #expect(inCode.subtracting(documented).isEmpty, "error codes missing from openapi.json: \(inCode.subtracting(documented).sorted())")
+    }
+
+    @Test("GET /openapi.json serves the document without a key")
+    func served() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let (status, body) = try await client.send(.get, "/openapi.json", key: nil)
+            #expect(status == .ok)
+            let json = try #require(JSONSerialization.jsonObject(with: body) as? [String: Any])
+            #expect(json["openapi"] as? String == "3.1.0")
+        }
+    }
+}
