@@ -11,6 +11,11 @@ struct VaultSweeper: Service {
     let logger: Logger
 
     func run() async throws {
+        // The loop only sleeps between sweeps: on shutdown it is cancelled, mid-sleep.
+        await cancelWhenGracefulShutdown { await sweep() }
+    }
+
+    private func sweep() async {
         while !Task.isCancelled {
             do {
                 let purged = try await vault.purgeExpiredCardData()

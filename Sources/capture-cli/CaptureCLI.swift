@@ -13,7 +13,10 @@ struct CaptureCLI: AsyncParsableCommand {
         commandName: "capture-cli",
         abstract: "Read payment cards off images, validate them and exchange them for tokens.",
         version: "0.1.0",
-        subcommands: [ScanCommand.self, ValidateCommand.self, ServeCommand.self, KeysCommand.self, BenchCommand.self]
+        subcommands: [
+            ScanCommand.self, ValidateCommand.self, TokenizeCommand.self, ChargeCommand.self, ServeCommand.self, KeysCommand.self,
+            BenchCommand.self,
+        ]
     )
 
     /// Runs the command, mapping usage errors to exit status 2 as the contract says

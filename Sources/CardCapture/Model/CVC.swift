@@ -21,7 +21,7 @@ public struct CVC: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
                 throw CardValidationError(
                     .invalidCVC,
                     .cvc,
-                    "a \(brand.displayName) security code has \(brand.cvcLength) digits; this one has \(text.count)"
+                    "\(brand.displayName.first.map { "AEIOU".contains($0) } == true ? "an" : "a") \(brand.displayName) security code has \(brand.cvcLength) digits; this one has \(text.count)"
                 )
             }
         } else {

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `capture-cli serve` started for real on a loopback port, driven by `keys create`,
+/// `tokenize` and `charge` as a merchant would.
+@Suite("The server end to end, through the built binary")
+struct ServeEndToEndTests {
+    /// A server process on a free port, with its log in a file.
+    final class Server {
+        let process = Process()
+        let log: URL
+        private(set) var port = 0
+
+        init(database: String, folder: URL) throws {
+            log = folder.appendingPathComponent("serve.log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            process.executableURL = CLIRunner.binary
+            process.arguments = ["serve", "--port", "0", "--database", database, "--token-ttl", "120"]
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            // The port the system gave, from the server's "listening on" line.
+            for _ in 0..<200 {
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                if let match = text.firstMatch(of: /listening on 127\.0\.0\.1:(\d+)/) {
+                    port = Int(match.output.1)!
+                    return
+                }
+                if !process.isRunning { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            throw CocoaError(.fileReadUnknown)
+        }
+
+        var url: String { "http://127.0.0.1:\(port)" }
+        var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+        func stop() {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    @Test("keys, a token from a card image, a charge, a spent token, a decline; no PAN in the log or the database")
+    func merchantFlow() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("serve-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("vault.sqlite").path
+
+        let keys = try CLIRunner.run(["keys", "create", "--merchant", "corner-store", "--database", database, "--json"])
+        #expect(keys.status == 0)
+        #expect(keys.stderr.contains("made a new 256-bit master key"))
+        let keyFile = try FileManager.default.attributesOfItem(atPath: database + ".key")
+        #expect((keyFile[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let issued = try keys.json()
+        let publishable = try #require(issued["publishable_key"] as? String)
+        let secret = try #require(issued["secret_key"] as? String)
+
+        let server = try Server(database: database, folder: folder)
+        defer { server.stop() }
+        let common = ["--server", server.url]
+
+        let token = try CLIRunner.run(["tokenize", CLIRunner.fixture("t012-flat-visa.png"), "--cvc", "123", "--json", "--key", publishable] + common)
+        #expect(token.status == 0, "\(token.stderr)")
+        let tokenID = try #require(try token.json()["id"] as? String)
+        #expect(!token.stdout.contains("4242424242424242"))
+
+        let charge = try CLIRunner.run(["charge", "--token", tokenID, "--amount", "1999", "--currency", "EUR", "--key", secret] + common)
+        #expect(charge.status == 0)
+        #expect(charge.stdout.contains("succeeded") && charge.stdout.contains("****4242"))
+
+        let again = try CLIRunner.run(["charge", "--token", tokenID, "--amount", "1999", "--currency", "EUR", "--key", secret] + common)
+        #expect(again.status == 2)
+        #expect(again.stderr.contains("token_already_used"))
+
+        let declinedToken = try CLIRunner.run(["tokenize", "--number", "4000000000000002", "--expiry", "12/30", "--key", publishable] + common)
+        let declinedID = try #require(declinedToken.stdout.split(separator: " ").first.map(String.init))
+        let declined = try CLIRunner.run(["charge", "--token", declinedID, "--amount", "500", "--currency", "USD", "--key", secret] + common)
+        #expect(declined.status == 1)
+        #expect(declined.stdout.contains("declined") && declined.stdout.contains("card_declined"))
+
+        let refused = try CLIRunner.run(["charge", "--token", declinedID, "--amount", "500", "--currency", "USD", "--key", publishable] + common)
+        #expect(refused.status == 2 && refused.stderr.contains("secret_key_required"))
+
+        server.stop()
+        let log = server.output
+        #expect(log.contains("status=201"))
+        var stored = Data()
+        for suffix in ["", "-wal"] { stored.append(FileManager.default.contents(atPath: database + suffix) ?? Data()) }
+        let storedText = String(decoding: stored, as: UTF8.self)
+        for number in ["4242424242424242", "4000000000000002"] {
+            #expect(!log.contains(number), "a PAN in the server's log")
+            #expect(!storedText.contains(number), "a PAN in clear in the database")
+        }
+    }
+
+    @Test("a vault whose key file is lost does not start, and says what to do")
+    func lostKey() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("serve-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("vault.sqlite").path
+        #expect(try CLIRunner.run(["keys", "create", "--merchant", "shop", "--database", database]).status == 0)
+        try FileManager.default.removeItem(atPath: database + ".key")
+        let start = try CLIRunner.run(["serve", "--port", "0", "--database", database])
+        #expect(start.status == 2)
+        #expect(start.stderr.contains("key file") && start.stderr.contains("CAPTURE_MASTER_KEY"))
+        #expect(!FileManager.default.fileExists(atPath: database + ".key"))
+    }
+}
