@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh Debian machine:
-#   make run    install system packages, build, scan the bundled card images
+#   make run    install system packages, build, scan the bundled cards, tokenize and charge in the sandbox
 #   make test   install system packages, build, run every test
 
 SWIFT ?= swift
@@ -17,7 +17,7 @@ release: deps
 	$(SWIFT) build -c release
 
 run: build
-	.build/debug/capture-cli scan Fixtures/cards/*.png || [ $$? -eq 1 ]
+	bash scripts/demo.sh
 
 test: deps lint
 	$(SWIFT) build --build-tests
