@@ -5,7 +5,7 @@
 SWIFT ?= swift
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: deps build release run test lint format bench fixtures clean
+.PHONY: deps build release run test lint format bench bench-api fixtures clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -28,6 +28,10 @@ test: deps lint
 # The scanner's accuracy and speed on the fixtures, against the plain tesseract route.
 bench: release
 	.build/release/capture-cli bench Fixtures/cards
+
+# The API under load (wrk): token creations and transactions per second against GET /healthz.
+bench-api: release
+	bash scripts/bench-api.sh
 
 # Regenerate the fixture images (needs Pillow: pip install pillow==13.0.0).
 fixtures:
