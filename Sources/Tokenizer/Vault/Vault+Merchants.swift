@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A new merchant's keys, as printed once by `capture-cli keys create`: the store keeps only
 /// their digests.
@@ -38,10 +39,34 @@ extension Vault {
     public func authenticate(apiKey: String) async throws(VaultError) -> APIKeyRecord? {
         guard apiKey.hasPrefix("pk_") || apiKey.hasPrefix("sk_"), apiKey.utf8.count <= 64 else { return nil }
         let digest = keys.apiKeyDigest(apiKey)
-        guard let record = try await storing("look up the key", { try await store.apiKey(hash: digest) }) else { return nil }
+        let record: APIKeyRecord
+        if let known = knownKeys.record(for: digest) {
+            record = known
+        } else {
+            guard let stored = try await storing("look up the key", { try await store.apiKey(hash: digest) }) else { return nil }
+            knownKeys.remember(stored)
+            record = stored
+        }
         // The lookup found the digest; confirm in constant time all the same.
         guard keys.apiKey(apiKey, matches: record.hash) else { return nil }
         let expected: APIKeyKind = apiKey.hasPrefix("pk_") ? .publishable : .secret
         return record.kind == expected ? record : nil
+    }
+}
+
+/// API keys already found in the store, by digest: a key never changes once issued, so every
+/// request after the first skips the store. Only keys that exist are kept, at most 10,000.
+final class KnownAPIKeys: Sendable {
+    private let records = Mutex<[String: APIKeyRecord]>([:])
+
+    func record(for digest: String) -> APIKeyRecord? {
+        records.withLock { $0[digest] }
+    }
+
+    func remember(_ record: APIKeyRecord) {
+        records.withLock { known in
+            if known.count >= 10_000 { known.removeAll() }
+            known[record.hash] = record
+        }
     }
 }

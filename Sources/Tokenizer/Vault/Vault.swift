@@ -27,6 +27,8 @@ public struct Vault: Sendable {
     public let store: any VaultStore
     let keys: KeyRing
     public let configuration: Configuration
+    /// Keys already authenticated once (see ``KnownAPIKeys``).
+    let knownKeys = KnownAPIKeys()
 
     /// The vault on a store, under a key ring. A store used for the first time is marked
     /// with the key's id; a store marked with another key is refused.
