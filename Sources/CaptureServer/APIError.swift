@@ -114,12 +114,14 @@ public struct APIError: HTTPResponseError, Sendable {
         }
     }
 
-    /// Any error from the vault or card validation, as the API answers it.
-    static func from(_ error: any Error) -> any Error {
-        switch error {
-        case let error as VaultError: APIError(error)
-        case let error as CardValidationError: APIError(error)
-        default: error
+    /// Runs `operation`, answering vault and card-validation errors as the API's.
+    static func mapping<T>(_ operation: () async throws -> T) async throws -> T {
+        do {
+            return try await operation()
+        } catch let error as VaultError {
+            throw APIError(error)
+        } catch let error as CardValidationError {
+            throw APIError(error)
         }
     }
 }

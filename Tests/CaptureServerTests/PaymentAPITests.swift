@@ -34,6 +34,11 @@ extension TestClientProtocol {
         return try decode(IDBody.self, body).id
     }
 
+    /// POST /v1/transactions with the shop's secret key.
+    func charge(_ fixture: APIFixture, _ json: String) async throws -> (HTTPResponse.Status, Data) {
+        try await send(.post, "/v1/transactions", key: fixture.shop.secret, json: json)
+    }
+
     func post(_ uri: String, key: String, json: String, idempotencyKey: String) async throws -> (HTTPResponse.Status, Data, Bool) {
         var headers = HTTPFields()
         headers[.authorization] = "Bearer \(key)"
@@ -61,24 +66,14 @@ struct PaymentAPITests {
         let fixture = try await APIFixture()
         try await fixture.application().test(.router) { client in
             let token = try await client.token(fixture, number: number)
-            let (answer, body) = try await client.send(
-                .post,
-                "/v1/transactions",
-                key: fixture.shop.secret,
-                json: #"{"token": "\#(token)", "amount": 1999, "currency": "EUR"}"#
-            )
+            let (answer, body) = try await client.charge(fixture, #"{"token": "\#(token)", "amount": 1999, "currency": "EUR"}"#)
             #expect(answer == .created)
             let transaction = try decode(TransactionBody.self, body)
             #expect(transaction.status == status && transaction.decline_code == code)
             #expect(transaction.amount == 1999 && transaction.currency == "EUR" && transaction.card.last4 == String(number.suffix(4)))
             #expect(!String(decoding: body, as: UTF8.self).contains(number))
             // Spent: a second charge is token_already_used (409).
-            let (again, error) = try await client.send(
-                .post,
-                "/v1/transactions",
-                key: fixture.shop.secret,
-                json: #"{"token": "\#(token)", "amount": 1999, "currency": "EUR"}"#
-            )
+            let (again, error) = try await client.charge(fixture, #"{"token": "\#(token)", "amount": 1999, "currency": "EUR"}"#)
             #expect(again == .conflict)
             #expect(try decode(ErrorBody.self, error).error.code == "token_already_used")
         }
@@ -105,11 +100,9 @@ struct PaymentAPITests {
             let clientID = try decode(IDBody.self, clientBody).id
             for _ in 0..<2 {
                 let token = try await client.token(fixture)
-                let (status, body) = try await client.send(
-                    .post,
-                    "/v1/transactions",
-                    key: fixture.shop.secret,
-                    json: #"{"token": "\#(token)", "amount": 500, "currency": "EUR", "client": "\#(clientID)", "save_payment_method": true}"#
+                let (status, body) = try await client.charge(
+                    fixture,
+                    #"{"token": "\#(token)", "amount": 500, "currency": "EUR", "client": "\#(clientID)", "save_payment_method": true}"#
                 )
                 #expect(status == .created)
                 #expect(try decode(TransactionBody.self, body).payment_method?.hasPrefix("pm_") == true)
@@ -118,12 +111,7 @@ struct PaymentAPITests {
             let methods = try decode(ListBody<IDBody>.self, methodsBody).data
             #expect(methods.count == 1)
             let method = try #require(methods.first).id
-            let (charged, chargeBody) = try await client.send(
-                .post,
-                "/v1/transactions",
-                key: fixture.shop.secret,
-                json: #"{"payment_method": "\#(method)", "amount": 700, "currency": "EUR"}"#
-            )
+            let (charged, chargeBody) = try await client.charge(fixture, #"{"payment_method": "\#(method)", "amount": 700, "currency": "EUR"}"#)
             #expect(charged == .created)
             let transaction = try decode(TransactionBody.self, chargeBody)
             #expect(transaction.status == "succeeded" && transaction.client == clientID && transaction.payment_method == method)
@@ -132,12 +120,7 @@ struct PaymentAPITests {
             #expect(try await client.send(.get, "/v1/clients/\(clientID)/payment_methods", key: fixture.other.secret).0 == .notFound)
             #expect(try await client.send(.delete, "/v1/payment_methods/\(method)", key: fixture.shop.secret).0 == .ok)
             #expect(try await client.send(.delete, "/v1/payment_methods/\(method)", key: fixture.shop.secret).0 == .notFound)
-            let (gone, _) = try await client.send(
-                .post,
-                "/v1/transactions",
-                key: fixture.shop.secret,
-                json: #"{"payment_method": "\#(method)", "amount": 700, "currency": "EUR"}"#
-            )
+            let (gone, _) = try await client.charge(fixture, #"{"payment_method": "\#(method)", "amount": 700, "currency": "EUR"}"#)
             #expect(gone == .notFound)
         }
     }
@@ -147,12 +130,7 @@ struct PaymentAPITests {
         let fixture = try await APIFixture()
         try await fixture.application().test(.router) { client in
             let token = try await client.token(fixture)
-            let (_, body) = try await client.send(
-                .post,
-                "/v1/transactions",
-                key: fixture.shop.secret,
-                json: #"{"token": "\#(token)", "amount": 1000, "currency": "JPY"}"#
-            )
+            let (_, body) = try await client.charge(fixture, #"{"token": "\#(token)", "amount": 1000, "currency": "JPY"}"#)
             let id = try decode(TransactionBody.self, body).id
             #expect(try await client.send(.post, "/v1/transactions/\(id)/refunds", key: fixture.shop.secret, json: #"{"amount": 400}"#).0 == .created)
             let (over, overBody) = try await client.send(.post, "/v1/transactions/\(id)/refunds", key: fixture.shop.secret, json: #"{"amount": 601}"#)
@@ -167,12 +145,7 @@ struct PaymentAPITests {
             )
 
             let declinedToken = try await client.token(fixture, number: "4000000000000002")
-            let (_, declined) = try await client.send(
-                .post,
-                "/v1/transactions",
-                key: fixture.shop.secret,
-                json: #"{"token": "\#(declinedToken)", "amount": 1000, "currency": "EUR"}"#
-            )
+            let (_, declined) = try await client.charge(fixture, #"{"token": "\#(declinedToken)", "amount": 1000, "currency": "EUR"}"#)
             let declinedID = try decode(TransactionBody.self, declined).id
             let (refused, refusedBody) = try await client.send(.post, "/v1/transactions/\(declinedID)/refunds", key: fixture.shop.secret, json: "")
             #expect(refused == .badRequest)

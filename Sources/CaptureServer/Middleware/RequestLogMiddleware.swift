@@ -1,3 +1,4 @@
+import CardCapture
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -28,9 +29,8 @@ struct RequestLogMiddleware: RouterMiddleware {
                 )
             }
         }
-        response.headers[HTTPField.Name("Request-Id")!] = context.requestID
-        let elapsed = ContinuousClock.now - start
-        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        response.headers[Self.requestIDHeader] = context.requestID
+        let milliseconds = (ContinuousClock.now - start).seconds * 1000
         context.logger.info(
             "request",
             metadata: [
@@ -43,6 +43,8 @@ struct RequestLogMiddleware: RouterMiddleware {
         )
         return response
     }
+
+    static let requestIDHeader = HTTPField.Name("Request-Id")!
 
     static func apiError(for error: any Error, context: Context) -> APIError {
         switch error {

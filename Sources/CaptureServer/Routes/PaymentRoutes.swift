@@ -76,7 +76,7 @@ struct PaymentRoutes {
     @Sendable func read(_ request: Request, context: APIContext) async throws -> ResourceBodies.Transaction {
         let merchantID = try context.secretMerchantID()
         let id = try context.parameters.require("id")
-        return try await mapped { ResourceBodies.Transaction(try await payments.transaction(id, merchantID: merchantID)) }
+        return try await APIError.mapping { ResourceBodies.Transaction(try await payments.transaction(id, merchantID: merchantID)) }
     }
 
     @Sendable func list(_ request: Request, context: APIContext) async throws -> ResourceBodies.List<ResourceBodies.Transaction> {
@@ -89,7 +89,7 @@ struct PaymentRoutes {
             }
             limit = value
         }
-        return try await mapped {
+        return try await APIError.mapping {
             ResourceBodies.List(
                 data: try await payments.transactions(merchantID: merchantID, client: client, limit: limit).map(ResourceBodies.Transaction.init)
             )
@@ -102,7 +102,7 @@ struct PaymentRoutes {
         let body =
             buffer.readableBytes == 0
             ? ClientBody(email: nil, description: nil) : try APIBody.decode(ClientBody.self, from: Array(buffer.readableBytesView))
-        return try await mapped {
+        return try await APIError.mapping {
             EditedResponse(
                 status: .created,
                 response: ResourceBodies.Client(
@@ -115,13 +115,13 @@ struct PaymentRoutes {
     @Sendable func readClient(_ request: Request, context: APIContext) async throws -> ResourceBodies.Client {
         let merchantID = try context.secretMerchantID()
         let id = try context.parameters.require("id")
-        return try await mapped { ResourceBodies.Client(try await payments.client(id, merchantID: merchantID)) }
+        return try await APIError.mapping { ResourceBodies.Client(try await payments.client(id, merchantID: merchantID)) }
     }
 
     @Sendable func paymentMethods(_ request: Request, context: APIContext) async throws -> ResourceBodies.List<ResourceBodies.PaymentMethod> {
         let merchantID = try context.secretMerchantID()
         let id = try context.parameters.require("id")
-        return try await mapped {
+        return try await APIError.mapping {
             ResourceBodies.List(data: try await payments.paymentMethods(client: id, merchantID: merchantID).map(ResourceBodies.PaymentMethod.init))
         }
     }
@@ -129,18 +129,13 @@ struct PaymentRoutes {
     @Sendable func deletePaymentMethod(_ request: Request, context: APIContext) async throws -> ResourceBodies.Deleted {
         let merchantID = try context.secretMerchantID()
         let id = try context.parameters.require("id")
-        return try await mapped {
+        return try await APIError.mapping {
             try await payments.deletePaymentMethod(id, merchantID: merchantID)
             return ResourceBodies.Deleted(id: id, object: "payment_method")
         }
     }
 
     // MARK: - Helpers
-
-    /// Vault and card errors as the API's.
-    func mapped<T>(_ operation: () async throws -> T) async throws -> T {
-        do { return try await operation() } catch { throw APIError.from(error) }
-    }
 
     /// Runs a POST once per `Idempotency-Key` (when the header is there) and answers with the
     /// stored answer on a replay, marked `Idempotent-Replayed: true`.
@@ -151,15 +146,15 @@ struct PaymentRoutes {
         _ operation: @escaping ([UInt8]) async throws -> (HTTPResponse.Status, Data)
     ) async throws -> Response {
         let bytes = Array(try await APIBody.collect(request, limit: APIBody.jsonLimit).readableBytesView)
-        guard let key = request.headers[HTTPField.Name("Idempotency-Key")!] else {
-            let (status, body) = try await mapped { try await operation(bytes) }
+        guard let key = request.headers[Self.idempotencyKeyHeader] else {
+            let (status, body) = try await APIError.mapping { try await operation(bytes) }
             return Self.response(status, body, replayed: false)
         }
         guard (1...255).contains(key.utf8.count) else {
             throw APIError(.badRequest, .idempotency, code: "idempotency_key_invalid", message: "Idempotency-Key must be 1 to 255 characters")
         }
         let identity = Array("\(request.method.rawValue) \(request.uri.path)\n".utf8) + bytes
-        let result = try await mapped {
+        let result = try await APIError.mapping {
             try await idempotency.run(merchantID: merchantID, key: key, request: identity) {
                 let (status, body) = try await operation(bytes)
                 return (Int(status.code), body)
@@ -185,10 +180,13 @@ struct PaymentRoutes {
         }
     }
 
+    static let idempotencyKeyHeader = HTTPField.Name("Idempotency-Key")!
+    static let replayedHeader = HTTPField.Name("Idempotent-Replayed")!
+
     static func response(_ status: HTTPResponse.Status, _ body: Data, replayed: Bool) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
-        if replayed { headers[HTTPField.Name("Idempotent-Replayed")!] = "true" }
+        if replayed { headers[Self.replayedHeader] = "true" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -59,23 +59,15 @@ struct TokenRoutes {
         let merchantID = try context.merchantID()
         let body = try await APIBody.decode(CreateBody.self, from: request)
         let card = CardInput(number: body.number, expMonth: body.expMonth, expYear: body.expYear, cvc: body.cvc, holder: body.holder)
-        do {
+        return try await APIError.mapping {
             let token = try await vault.createToken(for: merchantID, card: card, amount: body.amount, currency: body.currency)
             return EditedResponse(status: .created, response: TokenBody(token))
-        } catch let error as CardValidationError {
-            throw APIError(error)
-        } catch let error as VaultError {
-            throw APIError(error)
         }
     }
 
     @Sendable func read(_ request: Request, context: APIContext) async throws -> TokenBody {
         let merchantID = try context.secretMerchantID()
         let id = try context.parameters.require("id")
-        do {
-            return TokenBody(try await vault.token(id, merchantID: merchantID))
-        } catch {
-            throw APIError(error)
-        }
+        return try await APIError.mapping { TokenBody(try await vault.token(id, merchantID: merchantID)) }
     }
 }

@@ -98,8 +98,7 @@ public struct CardScanner: Sendable {
 
     private func scanWithEvidence(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> (result: ScanResult, evidence: Evidence) {
         let evidence = try pool.withEngine { engine in try read(bitmap, with: engine) }
-        let elapsed = ContinuousClock.now - start
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let milliseconds = (ContinuousClock.now - start).seconds * 1000
         guard let best = decide(evidence.candidates) else {
             let result = ScanResult(
                 status: .notFound,
@@ -203,15 +202,17 @@ public struct CardScanner: Sendable {
                 }
                 if let decided = decide(rowCandidates), decided.confidence >= configuration.minimumConfidence { break }
             }
-            if decide(rowCandidates) == nil, let merged = PANDecoder.merged(readings) {
+            var decided = decide(rowCandidates)
+            if decided == nil, let merged = PANDecoder.merged(readings) {
                 rowCandidates.append(merged.from(.merged))
+                decided = decide(rowCandidates)
             }
-            if let decided = decide(rowCandidates), !Self.standsAlone(decided, on: base) {
+            if let decided, !Self.standsAlone(decided, on: base) {
                 evidence.rows.append((row.box, "not alone on its row: " + decided.pan.description))
                 continue
             }
             evidence.candidates += rowCandidates
-            if decide(rowCandidates) != nil {
+            if decided != nil {
                 numberRow = row
                 break
             }

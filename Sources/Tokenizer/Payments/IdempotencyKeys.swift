@@ -35,7 +35,7 @@ public struct IdempotencyKeys: Sendable {
         request: [UInt8],
         _ operation: () async throws -> (status: Int, body: Data)
     ) async throws -> Result {
-        let hash = SHA256.hash(data: request).map { KeyRing.hex($0) }.joined()
+        let hash = KeyRing.hex(SHA256.hash(data: request))
         let now = vault.configuration.now()
         let store = vault.store
         let claim = try await vault.storing("claim the idempotency key") {

@@ -14,24 +14,28 @@ public struct SQLiteVaultStore: VaultStore {
 
     /// Opens (creating if needed) and migrates the database at `path`.
     public init(path: String) throws {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            // Erased card data must not linger in free pages of the file.
-            try db.execute(sql: "PRAGMA secure_delete = ON")
-        }
-        let pool = try DatabasePool(path: path, configuration: configuration)
+        let pool = try DatabasePool(path: path, configuration: Self.configuration)
         try Self.migrator.migrate(pool)
         self.database = pool
     }
 
     /// A private in-memory database with the same schema and settings, for tests.
     public static func inMemory() throws -> SQLiteVaultStore {
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
         let queue = try DatabaseQueue(configuration: configuration)
         try migrator.migrate(queue)
         return SQLiteVaultStore(database: queue)
+    }
+
+    /// The settings of every connection, file or memory.
+    static var configuration: Configuration {
+        var configuration = Configuration()
+        // Writers from other processes wait for one another rather than fail.
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // Erased card data must not linger in free pages of the file.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        return configuration
     }
 
     init(database: any DatabaseWriter) {

@@ -85,7 +85,7 @@ extension KeyRing {
 
     /// Creates the file (never over an existing one) readable by its owner only, then writes.
     static func write(_ key: SymmetricKey, to path: String) throws(VaultError) {
-        let text = key.withUnsafeBytes { $0.map { hex($0) }.joined() } + "\n"
+        let text = key.withUnsafeBytes { hex($0) } + "\n"
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard descriptor >= 0 else {
             throw VaultError(.keyUnreadable, "could not create the key file \(path): \(String(cString: strerror(errno)))")

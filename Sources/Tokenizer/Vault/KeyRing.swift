@@ -43,7 +43,7 @@ public struct KeyRing: Sendable {
         self.cvcKey = derive(.cvc)
         self.fingerprintKey = derive(.fingerprint)
         self.apiKeyKey = derive(.apiKey)
-        self.keyID = "key_" + derive(.keyID, bytes: 8).withUnsafeBytes { $0.map { Self.hex($0) }.joined() }
+        self.keyID = "key_" + derive(.keyID, bytes: 8).withUnsafeBytes { Self.hex($0) }
     }
 
     /// Encrypts with AES-GCM under the purpose's key; `context` (the record's id) is
@@ -76,13 +76,13 @@ public struct KeyRing: Sendable {
     func fingerprint(of pan: PAN, merchantID: String) -> String {
         let message = Array((merchantID + ":" + pan.revealed).utf8)
         let code = HMAC<SHA256>.authenticationCode(for: message, using: fingerprintKey)
-        return code.map { Self.hex($0) }.joined()
+        return Self.hex(code)
     }
 
     /// What the store keeps of an API key: a keyed hash (HMAC-SHA256), hex. A copy of the
     /// database alone does not let anyone test guessed keys.
     func apiKeyDigest(_ key: String) -> String {
-        HMAC<SHA256>.authenticationCode(for: Array(key.utf8), using: apiKeyKey).map { Self.hex($0) }.joined()
+        Self.hex(HMAC<SHA256>.authenticationCode(for: Array(key.utf8), using: apiKeyKey))
     }
 
     /// Whether `key` is the key behind a stored digest, compared in constant time.
@@ -111,8 +111,14 @@ public struct KeyRing: Sendable {
         return bytes
     }
 
-    static func hex(_ byte: UInt8) -> String {
+    /// Lower-case hex of the bytes.
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

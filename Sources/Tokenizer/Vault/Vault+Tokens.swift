@@ -77,7 +77,7 @@ extension Vault {
             amount: amount,
             currency: boundCurrency?.code,
             createdAt: now,
-            expiresAt: now.addingTimeInterval(Self.seconds(configuration.tokenLifetime)),
+            expiresAt: now.addingTimeInterval(configuration.tokenLifetime.seconds),
             usedAt: nil
         )
         try await storing("save the token") { try await store.insertToken(record) }
@@ -114,7 +114,7 @@ extension Vault {
         case .expired:
             throw VaultError(
                 .tokenExpired,
-                "token \(id) has expired: tokens live \(Int(Self.seconds(configuration.tokenLifetime))) seconds; create a new one"
+                "token \(id) has expired: tokens live \(Int(configuration.tokenLifetime.seconds)) seconds; create a new one"
             )
         case .alreadyUsed:
             throw VaultError(.tokenAlreadyUsed, "token \(id) has been used: a token pays once; create a new token for a new payment")
@@ -166,23 +166,22 @@ extension Vault {
         VaultError(.tokenNotFound, "no token \(id.prefix(40)) for this merchant; check the id, or create a new token")
     }
 
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
     /// What is sealed: the number and the holder's name.
     struct SealedCard: Codable {
         var number: String
         var holder: String?
     }
 
+    static let sealedEncoder = JSONEncoder()
+    static let sealedDecoder = JSONDecoder()
+
     static func encode(_ card: SealedCard) throws(VaultError) -> [UInt8] {
-        do { return Array(try JSONEncoder().encode(card)) } catch { throw VaultError(.storage, "could not encode card data") }
+        do { return Array(try sealedEncoder.encode(card)) } catch { throw VaultError(.storage, "could not encode card data") }
     }
 
     static func decode(_ bytes: [UInt8]) throws(VaultError) -> SealedCard {
         do {
-            return try JSONDecoder().decode(SealedCard.self, from: Data(bytes))
+            return try sealedDecoder.decode(SealedCard.self, from: Data(bytes))
         } catch {
             throw VaultError(.cardDataUnavailable, "sealed card data does not decode")
         }
