@@ -21,6 +21,8 @@ public struct APIError: HTTPResponseError, Sendable {
     public let code: String
     public let message: String
     public let param: String?
+    /// Seconds after which a retry may succeed (`Retry-After`), for 429 and 503.
+    public var retryAfter: Int?
 
     public init(_ status: HTTPResponse.Status, _ kind: Kind, code: String, message: String, param: String? = nil) {
         self.status = status
@@ -45,6 +47,7 @@ public struct APIError: HTTPResponseError, Sendable {
         let data = try APIJSON.encoder.encode(body)
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
@@ -103,6 +106,14 @@ public struct APIError: HTTPResponseError, Sendable {
             self.init(.gone, .invalidRequest, code: code, message: error.message, param: "token")
         case .tokenAlreadyUsed:
             self.init(.conflict, .invalidRequest, code: code, message: error.message, param: "token")
+        case .scanNotFound:
+            self.init(.notFound, .invalidRequest, code: code, message: error.message, param: "scan")
+        case .scanExpired:
+            self.init(.gone, .invalidRequest, code: code, message: error.message, param: "scan")
+        case .scanAlreadyUsed:
+            self.init(.conflict, .invalidRequest, code: code, message: error.message, param: "scan")
+        case .scanWithoutNumber:
+            self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "scan")
         case .amountMismatch, .invalidAmount, .refundTooLarge:
             self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "amount")
         case .currencyMismatch, .invalidCurrency:

@@ -1,3 +1,4 @@
+public import CardCapture
 import Foundation
 import HTTPTypes
 public import Hummingbird
@@ -17,28 +18,49 @@ public struct CaptureAPI: Sendable {
     public let vault: Vault
     /// Who authorizes charges: the sandbox unless told otherwise.
     public let processor: any Processor
+    /// Reads `POST /v1/scans` images; without one, scans answer 503 and all else works.
+    public let scanner: CardScanner?
     /// How often expired tokens' card data is purged.
     public var sweepInterval: Duration
+    /// What `GET /metrics` shows.
+    public let metrics: APIMetrics
+    /// How many images may be held at once (scanning or waiting for a thread); more are 429.
+    public var scanLimit = 4 * System.coreCount
 
-    public init(vault: Vault, processor: any Processor = SandboxProcessor(), sweepInterval: Duration = .seconds(30)) {
+    public init(
+        vault: Vault,
+        scanner: CardScanner? = nil,
+        processor: any Processor = SandboxProcessor(),
+        sweepInterval: Duration = .seconds(30),
+        metrics: APIMetrics = APIMetrics()
+    ) {
+        self.metrics = metrics
         self.vault = vault
+        self.scanner = scanner
         self.processor = processor
         self.sweepInterval = sweepInterval
     }
 
-    /// Every route: `/healthz` and `/openapi.json` open, `/v1/…` behind an API key.
+    /// Every route: `/healthz`, `/metrics` and `/openapi.json` open, `/v1/…` behind an API key.
     public func buildRouter() -> Router<APIContext> {
         let router = Router(context: APIContext.self)
-        router.middlewares.add(RequestLogMiddleware())
+        router.middlewares.add(RequestLogMiddleware(metrics: metrics))
         router.get("healthz") { _, _ in ["status": "ok"] }
         router.get("openapi.json") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "application/json; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: Self.openAPIDocument)))
         }
+        router.get("metrics") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+        }
         let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault))
-        TokenRoutes(vault: vault).add(to: v1)
-        PaymentRoutes(payments: Payments(vault: vault, processor: processor), idempotency: IdempotencyKeys(vault: vault)).add(to: v1)
+        TokenRoutes(vault: vault, metrics: metrics).add(to: v1)
+        ScanRoutes(vault: vault, scanning: scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }, metrics: metrics).add(to: v1)
+        PaymentRoutes(payments: Payments(vault: vault, processor: processor), idempotency: IdempotencyKeys(vault: vault), metrics: metrics)
+            .add(to: v1)
         return router
     }
 

@@ -1,14 +1,16 @@
 import ArgumentParser
 import CaptureServer
+import CardCapture
 import Hummingbird
 import Logging
+import OCRBridge
 import Tokenizer
 
 /// `capture-cli serve`: the HTTP API on the embedded vault.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the HTTP API (tokens, transactions) on an embedded SQLite vault."
+        abstract: "Serve the HTTP API (scans, tokens, transactions) on an embedded SQLite vault."
     )
 
     @Option(help: "The address to listen on.")
@@ -32,7 +34,13 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         let opened = try await vault.openVault(configuration: Vault.Configuration(tokenLifetime: .seconds(tokenTTL)))
         logger.info("vault open", metadata: ["database": .string(vault.database), "key_id": .string(opened.keyID)])
-        let app = CaptureAPI(vault: opened).application(host: host, port: port, logger: logger)
+        var scanner: CardScanner?
+        do {
+            scanner = try CardScanner()
+        } catch {
+            logger.warning("scans are off: \(error.message)")
+        }
+        let app = CaptureAPI(vault: opened, scanner: scanner).application(host: host, port: port, logger: logger)
         try await app.runService()
     }
 }

@@ -1,4 +1,5 @@
 import CaptureServer
+import CardCapture
 import Crypto
 import Foundation
 import HTTPTypes
@@ -54,8 +55,10 @@ struct APIFixture {
         other = try await vault.createMerchant(named: "other")
     }
 
-    func application() -> some ApplicationProtocol {
-        Application(router: CaptureAPI(vault: vault).buildRouter(), logger: logs.logger())
+    func application(scanner: CardScanner? = nil, scanLimit: Int? = nil) -> some ApplicationProtocol {
+        var api = CaptureAPI(vault: vault, scanner: scanner)
+        if let scanLimit { api.scanLimit = scanLimit }
+        return Application(router: api.buildRouter(), logger: logs.logger())
     }
 }
 

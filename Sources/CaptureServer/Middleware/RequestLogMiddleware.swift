@@ -5,7 +5,8 @@ import Hummingbird
 import Logging
 import Tokenizer
 
-/// Logs one structured line per request (method, path, status, time, merchant, request id)
+/// Logs one structured line per request (method, path, status, time, merchant, request id),
+/// counts it in ``APIMetrics``,
 /// and turns every error into the API's JSON error object: the vault's and the card's with
 /// their own statuses, Hummingbird's (bad JSON, body too large) rewritten, anything else a
 /// bare 500 that says only the request id, with the error logged at error level.
@@ -13,6 +14,7 @@ import Tokenizer
 /// Paths hold object ids, never card data; bodies are never logged.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = APIContext
+    let metrics: APIMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -30,7 +32,9 @@ struct RequestLogMiddleware: RouterMiddleware {
             }
         }
         response.headers[Self.requestIDHeader] = context.requestID
-        let milliseconds = (ContinuousClock.now - start).seconds * 1000
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = elapsed.seconds * 1000
+        metrics.request(method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: response.status.code, duration: elapsed)
         context.logger.info(
             "request",
             metadata: [

@@ -8,6 +8,7 @@ import Tokenizer
 struct PaymentRoutes {
     let payments: Payments
     let idempotency: IdempotencyKeys
+    let metrics: APIMetrics
 
     func add(to group: RouterGroup<APIContext>) {
         group.post("transactions", use: charge)
@@ -59,6 +60,7 @@ struct PaymentRoutes {
                 savePaymentMethod: body.savePaymentMethod ?? false
             )
             let transaction = try await payments.charge(charge, merchantID: merchantID)
+            metrics.transaction(status: transaction.status)
             return (.created, try APIJSON.encoder.encode(ResourceBodies.Transaction(transaction)))
         }
     }

@@ -3,28 +3,46 @@ import Foundation
 import Hummingbird
 import Tokenizer
 
-/// `POST /v1/tokens` and `GET /v1/tokens/{id}`.
+/// `POST /v1/tokens` (from a card, or from a scan) and `GET /v1/tokens/{id}`.
 struct TokenRoutes {
     let vault: Vault
+    let metrics: APIMetrics
 
     func add(to group: RouterGroup<APIContext>) {
         group.post("tokens", use: create)
         group.get("tokens/:id", use: read)
     }
 
+    /// A card (`number`, `exp_month`, `exp_year`) or a scan (`scan`, with `exp_month` and
+    /// `exp_year` only where the scan did not read them or read them wrong).
     struct CreateBody: Decodable {
-        let number: String
-        let expMonth: Int
-        let expYear: Int
+        let number: String?
+        let scan: String?
+        let expMonth: Int?
+        let expYear: Int?
         let cvc: String?
         let holder: String?
         let amount: Int?
         let currency: String?
 
         enum CodingKeys: String, CodingKey {
-            case number, cvc, holder, amount, currency
+            case number, scan, cvc, holder, amount, currency
             case expMonth = "exp_month"
             case expYear = "exp_year"
+        }
+
+        /// The expiry given, both parts or neither.
+        func expiry() throws -> (month: Int, year: Int)? {
+            switch (expMonth, expYear) {
+            case (let month?, let year?): return (month, year)
+            case (nil, nil): return nil
+            case (nil, _): throw Self.missing("exp_month", "exp_month is required with exp_year")
+            case (_, nil): throw Self.missing("exp_year", "exp_year is required with exp_month")
+            }
+        }
+
+        static func missing(_ param: String, _ message: String) -> APIError {
+            APIError(.badRequest, .invalidRequest, code: "parameter_missing", message: message, param: param)
         }
     }
 
@@ -58,9 +76,37 @@ struct TokenRoutes {
     @Sendable func create(_ request: Request, context: APIContext) async throws -> EditedResponse<TokenBody> {
         let merchantID = try context.merchantID()
         let body = try await APIBody.decode(CreateBody.self, from: request)
-        let card = CardInput(number: body.number, expMonth: body.expMonth, expYear: body.expYear, cvc: body.cvc, holder: body.holder)
+        let expiry = try body.expiry()
+        if let scan = body.scan {
+            guard body.number == nil else {
+                throw APIError(
+                    .badRequest,
+                    .invalidRequest,
+                    code: "invalid_request",
+                    message: "send either a card number or a scan, not both",
+                    param: "scan"
+                )
+            }
+            return try await APIError.mapping {
+                let token = try await vault.createToken(
+                    for: merchantID,
+                    scan: scan,
+                    cvc: body.cvc,
+                    expiry: expiry,
+                    holder: body.holder,
+                    amount: body.amount,
+                    currency: body.currency
+                )
+                metrics.tokenCreated(from: "scan")
+                return EditedResponse(status: .created, response: TokenBody(token))
+            }
+        }
+        guard let number = body.number else { throw CreateBody.missing("number", "number is required (or scan, the id of a scan)") }
+        guard let expiry else { throw CreateBody.missing("exp_month", "exp_month and exp_year are required with a card number") }
+        let card = CardInput(number: number, expMonth: expiry.month, expYear: expiry.year, cvc: body.cvc, holder: body.holder)
         return try await APIError.mapping {
             let token = try await vault.createToken(for: merchantID, card: card, amount: body.amount, currency: body.currency)
+            metrics.tokenCreated(from: "card")
             return EditedResponse(status: .created, response: TokenBody(token))
         }
     }

@@ -101,6 +101,25 @@ extension SQLiteVaultStore {
                 table.primaryKey(["merchant_id", "key"])
             }
         }
+        migrator.registerMigration("v3: scans") { db in
+            try db.create(table: "scan") { table in
+                table.primaryKey("id", .text)
+                table.column("merchant_id", .text).notNull().references("merchant")
+                table.column("status", .text).notNull()
+                table.column("brand", .text)
+                table.column("bin", .text)
+                table.column("last4", .text)
+                table.column("exp_month", .integer)
+                table.column("exp_year", .integer)
+                table.column("confidence", .double).notNull()
+                table.column("key_id", .text).notNull()
+                table.column("sealed_card", .blob)
+                table.column("created_at", .datetime).notNull()
+                table.column("expires_at", .datetime).notNull().indexed()
+                table.column("used_at", .datetime)
+                table.column("token_id", .text)
+            }
+        }
         return migrator
     }
 }

@@ -119,7 +119,45 @@ public struct SQLiteVaultStore: VaultStore {
                     """,
                 arguments: [now]
             )
-            return db.changesCount
+            let tokens = db.changesCount
+            try db.execute(
+                sql: "UPDATE scan SET sealed_card = NULL WHERE sealed_card IS NOT NULL AND (expires_at <= ? OR used_at IS NOT NULL)",
+                arguments: [now]
+            )
+            return tokens + db.changesCount
+        }
+    }
+
+    // MARK: - Scans
+
+    public func insertScan(_ scan: ScanRecord) async throws {
+        try await database.write { db in try scan.insert(db) }
+    }
+
+    public func scan(id: String, merchantID: String) async throws -> ScanRecord? {
+        try await database.read { db in
+            try ScanRecord.filter(key: id).filter(ScanRecord.Columns.merchantID == merchantID).fetchOne(db)
+        }
+    }
+
+    public func insertToken(_ token: TokenRecord, usingScan scanID: String, at now: Date) async throws -> ScanUse {
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE scan SET used_at = ?, token_id = ?, sealed_card = NULL
+                    WHERE id = ? AND merchant_id = ? AND used_at IS NULL AND expires_at > ? AND sealed_card IS NOT NULL
+                    """,
+                arguments: [now, token.id, scanID, token.merchantID, now]
+            )
+            if db.changesCount == 1 {
+                try token.insert(db)
+                return .tokenized
+            }
+            guard let scan = try ScanRecord.filter(key: scanID).filter(ScanRecord.Columns.merchantID == token.merchantID).fetchOne(db)
+            else { return .notFound }
+            if scan.usedAt != nil { return .alreadyUsed }
+            if scan.expiresAt <= now { return .expired }
+            return scan.status == "found" ? .expired : .withoutNumber
         }
     }
 }
@@ -135,6 +173,13 @@ extension MerchantRecord: FetchableRecord, PersistableRecord {
 
 extension APIKeyRecord: FetchableRecord, PersistableRecord {
     public static let databaseTableName = "api_key"
+}
+
+extension ScanRecord: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "scan"
+    public enum Columns {
+        public static let merchantID = Column(CodingKeys.merchantID)
+    }
 }
 
 extension TokenRecord: FetchableRecord, PersistableRecord {

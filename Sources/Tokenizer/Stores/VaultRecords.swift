@@ -94,3 +94,52 @@ public enum TokenSpend: Sendable, Equatable {
     case amountMismatch(bound: Int)
     case currencyMismatch(bound: String)
 }
+
+/// A scan as the store keeps it: what the scanner read, the number only sealed. A scan is
+/// made into a token at most once, within its life, and its card data goes with that.
+public struct ScanRecord: Sendable, Codable, Equatable {
+    public var id: String
+    public var merchantID: String
+    /// `found` or `not_found` (``CardCapture/ScanResult/Status``).
+    public var status: String
+    /// Brand, BIN and last four: only when a number was read.
+    public var brand: String?
+    public var bin: String?
+    public var last4: String?
+    /// The expiry, when one was read.
+    public var expMonth: Int?
+    public var expYear: Int?
+    public var confidence: Double
+    public var keyID: String
+    /// The number and holder, sealed; nil when no number was read, once used, or once purged.
+    public var sealedCard: Data?
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var usedAt: Date?
+    /// The token the scan was made into.
+    public var tokenID: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, status, brand, bin, last4, confidence
+        case merchantID = "merchant_id"
+        case expMonth = "exp_month"
+        case expYear = "exp_year"
+        case keyID = "key_id"
+        case sealedCard = "sealed_card"
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case usedAt = "used_at"
+        case tokenID = "token_id"
+    }
+}
+
+/// How an attempt to make a scan into a token ended.
+public enum ScanUse: Sendable, Equatable {
+    /// The scan is used and the token saved, in one step.
+    case tokenized
+    case notFound
+    case expired
+    case alreadyUsed
+    /// The scan read no number (or its card data is gone).
+    case withoutNumber
+}

@@ -24,9 +24,19 @@ public protocol VaultStore: Sendable {
     /// at `now`, and bound to nothing or to this amount and currency; atomically, so that
     /// of any number of concurrent callers exactly one gets ``TokenSpend/spent(_:)``.
     func spendToken(id: String, merchantID: String, amount: Int, currency: String, at now: Date) async throws -> TokenSpend
-    /// Erases the sealed card data of tokens that expired before `now` or were spent: a
-    /// token's card data outlives neither. Returns how many tokens were purged.
+    /// Erases the sealed card data of tokens and scans that expired before `now` or were
+    /// used: their card data outlives neither. Returns how many records were purged.
     func purgeTokenCardData(before now: Date) async throws -> Int
+
+    // MARK: - Scans
+
+    func insertScan(_ scan: ScanRecord) async throws
+    /// A merchant's scan; another merchant's scan is nil.
+    func scan(id: String, merchantID: String) async throws -> ScanRecord?
+    /// Marks the scan used, erases its card data and saves `token`, if the scan is the
+    /// merchant's, holds a number, is unused and is not expired at `now`; atomically, so that
+    /// of concurrent callers exactly one gets ``ScanUse/tokenized`` (and only its token is saved).
+    func insertToken(_ token: TokenRecord, usingScan scanID: String, at now: Date) async throws -> ScanUse
 
     // MARK: - Payments
 

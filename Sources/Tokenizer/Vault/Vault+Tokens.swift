@@ -42,6 +42,13 @@ extension Vault {
     /// - Throws: `CardValidationError` for a card that is not valid (its code says which
     ///   field), ``VaultError`` for a wrong binding or a store failure.
     public func createToken(for merchantID: String, card: CardInput, amount: Int? = nil, currency: String? = nil) async throws -> Token {
+        let record = try tokenRecord(for: merchantID, card: card, amount: amount, currency: currency)
+        try await storing("save the token") { try await store.insertToken(record) }
+        return Token(record)
+    }
+
+    /// A new token's record: the card validated and sealed, the binding checked.
+    func tokenRecord(for merchantID: String, card: CardInput, amount: Int?, currency: String?) throws -> TokenRecord {
         let pan = try PAN(card.number)
         let expiry = try Expiry(month: card.expMonth, year: card.expYear)
         try expiry.validate(on: CardClock(now: configuration.now).today())
@@ -62,7 +69,7 @@ extension Vault {
             context: id
         )
         let sealedCVC = try cvc.map { value throws(VaultError) in try keys.seal(Array(value.revealed.utf8), for: .cvc, context: id) }
-        let record = TokenRecord(
+        return TokenRecord(
             id: id,
             merchantID: merchantID,
             brand: pan.brand.id,
@@ -80,8 +87,6 @@ extension Vault {
             expiresAt: now.addingTimeInterval(configuration.tokenLifetime.seconds),
             usedAt: nil
         )
-        try await storing("save the token") { try await store.insertToken(record) }
-        return Token(record)
     }
 
     /// A token's metadata. Reading never spends it.

@@ -25,6 +25,10 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case refundTooLarge = "refund_exceeds_amount"
             case notRefundable = "transaction_not_refundable"
             case invalidRequest = "invalid_request"
+            case scanNotFound = "scan_not_found"
+            case scanExpired = "scan_expired"
+            case scanAlreadyUsed = "scan_already_used"
+            case scanWithoutNumber = "scan_without_number"
         }
 
         let base: Base
@@ -70,6 +74,15 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let notRefundable = Code(base: .notRefundable)
         /// A request whose parts do not fit together (both a token and a payment method, …).
         public static let invalidRequest = Code(base: .invalidRequest)
+
+        /// No scan with this id for this merchant (another merchant's scan reads the same).
+        public static let scanNotFound = Code(base: .scanNotFound)
+        /// The scan's life is over and its card data purged; scan the card again.
+        public static let scanExpired = Code(base: .scanExpired)
+        /// The scan was made into a token once already.
+        public static let scanAlreadyUsed = Code(base: .scanAlreadyUsed)
+        /// The scan read no card number, so there is nothing to tokenize.
+        public static let scanWithoutNumber = Code(base: .scanWithoutNumber)
 
         public var rawValue: String { base.rawValue }
         public var description: String { base.rawValue }

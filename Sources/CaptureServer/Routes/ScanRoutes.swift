@@ -1,0 +1,153 @@
+import CardCapture
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOPosix
+import OCRBridge
+import Synchronization
+import Tokenizer
+
+/// `POST /v1/scans`: a card photo or scan (PNG) in, what the scanner read out, the number
+/// kept sealed in the vault for `POST /v1/tokens {scan, cvc}`.
+struct ScanRoutes {
+    let vault: Vault
+    let scanning: Scanning?
+    let metrics: APIMetrics
+
+    func add(to group: RouterGroup<APIContext>) {
+        group.post("scans", use: create)
+    }
+
+    /// The scanner and the threads it runs on, off the event loops. At most ``limit`` images
+    /// are held at once (running or waiting); beyond that the answer is 429, so a burst of
+    /// uploads cannot pile up memory.
+    final class Scanning: Sendable {
+        let scanner: CardScanner
+        let pool: NIOThreadPool
+        let limit: Int
+        private let held = Atomic<Int>(0)
+
+        init(scanner: CardScanner, limit: Int, pool: NIOThreadPool = .singleton) {
+            self.scanner = scanner
+            self.pool = pool
+            self.limit = limit
+        }
+
+        /// Scans PNG bytes on the pool, or throws 429 when ``limit`` images are held already.
+        func scan(_ bytes: [UInt8]) async throws -> ScanResult {
+            let before = held.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+            defer { held.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
+            guard before < limit else {
+                var error = APIError(
+                    .tooManyRequests,
+                    .rateLimit,
+                    code: "rate_limited",
+                    message: "the scanner is busy with \(limit) images; retry in a second"
+                )
+                error.retryAfter = 1
+                throw error
+            }
+            let scanner = scanner
+            return try await pool.runIfActive { try scanner.scan(pngData: bytes) }
+        }
+    }
+
+    struct ScanBody: ResponseEncodable {
+        let id: String
+        let object = "scan"
+        let status: String
+        let card: Scan.Card?
+        let confidence: Double
+        let createdAt: Date
+        let expiresAt: Date
+
+        init(_ scan: Scan) {
+            self.id = scan.id
+            self.status = scan.status
+            self.card = scan.card
+            self.confidence = (scan.confidence * 1000).rounded() / 1000
+            self.createdAt = scan.createdAt
+            self.expiresAt = scan.expiresAt
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, object, status, card, confidence
+            case createdAt = "created_at"
+            case expiresAt = "expires_at"
+        }
+    }
+
+    /// The media types a scan's body may have: a PNG, or bytes the decoder will judge.
+    static let acceptedTypes: Set<String> = ["image/png", "application/octet-stream"]
+
+    @Sendable func create(_ request: Request, context: APIContext) async throws -> EditedResponse<ScanBody> {
+        let merchantID = try context.merchantID()
+        let mediaType = request.headers[.contentType]?.split(separator: ";").first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        guard let mediaType, Self.acceptedTypes.contains(mediaType) else {
+            throw APIError(
+                .unsupportedMediaType,
+                .invalidRequest,
+                code: "unsupported_media_type",
+                message: "send the card image as the body with 'Content-Type: image/png'"
+            )
+        }
+        guard let scanning else {
+            throw APIError(
+                .serviceUnavailable,
+                .api,
+                code: "scanner_unavailable",
+                message: "this server has no scanner (Tesseract or its English data is missing); install tesseract-ocr-eng and restart it"
+            )
+        }
+        let limit = context.maxUploadSize
+        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
+            throw Self.tooLarge(limit)
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try await request.body.collect(upTo: limit).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw Self.tooLarge(limit)
+        }
+        let result: ScanResult
+        let start = ContinuousClock.now
+        do {
+            result = try await scanning.scan(bytes)
+        } catch let error as OCRError {
+            metrics.scan(outcome: error.code.rawValue, duration: .now - start)
+            throw Self.apiError(error)
+        }
+        metrics.scan(outcome: result.status.rawValue, duration: .now - start)
+        return try await APIError.mapping {
+            EditedResponse(status: .created, response: ScanBody(try await vault.recordScan(for: merchantID, result: result)))
+        }
+    }
+
+    static func tooLarge(_ limit: Int) -> APIError {
+        APIError(
+            .contentTooLarge,
+            .invalidRequest,
+            code: "image_too_large",
+            message: "the image is over \(limit / (1024 * 1024)) MiB; send a PNG of the card alone, about 1000 pixels wide is plenty"
+        )
+    }
+
+    static func apiError(_ error: OCRError) -> APIError {
+        switch error.code {
+        case .imageTooLarge:
+            APIError(.contentTooLarge, .invalidRequest, code: "image_too_large", message: error.message)
+        case .imageUnreadable:
+            APIError(.badRequest, .invalidRequest, code: "image_unreadable", message: error.message)
+        default:
+            APIError(
+                .internalServerError,
+                .api,
+                code: "scan_failed",
+                message: "the scanner failed on this image; try again, or enter the card by hand"
+            )
+        }
+    }
+}

@@ -1,0 +1,91 @@
+public import CardCapture
+import Foundation
+
+extension Vault {
+    /// Keeps what the scanner read of a card, the number sealed, for the merchant to make
+    /// into a token (``createToken(for:scan:cvc:expiry:holder:amount:currency:)``) within a
+    /// token's life. A scan that read no number is kept too, so its id answers clearly.
+    public func recordScan(for merchantID: String, result: ScanResult) async throws(VaultError) -> Scan {
+        let now = configuration.now()
+        let id = ObjectID.random(.scan).rawValue
+        let pan = result.status == .found ? result.pan : nil
+        let sealed = try pan.map { pan throws(VaultError) in
+            try keys.seal(try Self.encode(SealedCard(number: pan.revealed, holder: result.holder)), for: .card, context: id)
+        }
+        let record = ScanRecord(
+            id: id,
+            merchantID: merchantID,
+            status: pan == nil ? ScanResult.Status.notFound.rawValue : ScanResult.Status.found.rawValue,
+            brand: pan?.brand.id,
+            bin: pan?.bin,
+            last4: pan?.last4,
+            expMonth: result.expiry?.month,
+            expYear: result.expiry?.year,
+            confidence: pan == nil ? 0 : result.confidence,
+            keyID: keys.keyID,
+            sealedCard: sealed.map { Data($0) },
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(configuration.tokenLifetime.seconds),
+            usedAt: nil,
+            tokenID: nil
+        )
+        try await storing("save the scan") { try await store.insertScan(record) }
+        return Scan(record)
+    }
+
+    /// Makes a scan into a single-use token, once: the scan's number (and holder's name, if
+    /// read) with the CVC given here. The expiry is the one given here, else the scan's.
+    ///
+    /// - Throws: ``VaultError`` `scanNotFound`, `scanExpired`, `scanAlreadyUsed`,
+    ///   `scanWithoutNumber`, or `invalidRequest` (param `exp_month`) when neither the scan
+    ///   nor the caller has an expiry; `CardValidationError` for an expired card or a wrong
+    ///   CVC; as ``createToken(for:card:amount:currency:)`` otherwise.
+    public func createToken(
+        for merchantID: String,
+        scan scanID: String,
+        cvc: String?,
+        expiry: (month: Int, year: Int)? = nil,
+        holder: String? = nil,
+        amount: Int? = nil,
+        currency: String? = nil
+    ) async throws -> Token {
+        guard let scan = try await storing("read the scan", { try await store.scan(id: scanID, merchantID: merchantID) }) else {
+            throw Self.scanRefusal(.notFound, scanID)
+        }
+        let now = configuration.now()
+        if scan.usedAt != nil { throw Self.scanRefusal(.alreadyUsed, scanID) }
+        if scan.expiresAt <= now { throw Self.scanRefusal(.expired, scanID) }
+        guard let sealed = scan.sealedCard, scan.keyID == keys.keyID else { throw Self.scanRefusal(.withoutNumber, scanID) }
+        let read = try Self.decode(try keys.open(Array(sealed), for: .card, context: scan.id))
+        let expiryGiven = expiry ?? scan.expMonth.flatMap { month in scan.expYear.map { (month, $0) } }
+        guard let (month, year) = expiryGiven else {
+            throw VaultError(
+                .invalidRequest,
+                "scan \(scanID) did not read the card's expiry: send exp_month and exp_year with it",
+                param: "exp_month"
+            )
+        }
+        let card = CardInput(number: read.number, expMonth: month, expYear: year, cvc: cvc, holder: holder ?? read.holder)
+        let record = try tokenRecord(for: merchantID, card: card, amount: amount, currency: currency)
+        let use = try await storing("save the token") { try await store.insertToken(record, usingScan: scanID, at: now) }
+        guard use == .tokenized else { throw Self.scanRefusal(use, scanID) }
+        return Token(record)
+    }
+
+    static func scanRefusal(_ use: ScanUse, _ id: String) -> VaultError {
+        let id = id.prefix(40)
+        switch use {
+        case .tokenized, .notFound:
+            return VaultError(.scanNotFound, "no scan \(id) for this merchant; check the id, or scan the card again")
+        case .expired:
+            return VaultError(.scanExpired, "scan \(id) has expired and its card data is gone: scan the card again")
+        case .alreadyUsed:
+            return VaultError(.scanAlreadyUsed, "scan \(id) has been made into a token already: scan the card again for a new token")
+        case .withoutNumber:
+            return VaultError(
+                .scanWithoutNumber,
+                "scan \(id) read no card number: scan the card again, or send the number, exp_month and exp_year instead"
+            )
+        }
+    }
+}

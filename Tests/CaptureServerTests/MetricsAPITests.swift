@@ -1,0 +1,45 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import Tokenizer
+
+@Suite("HTTP API: metrics")
+struct MetricsAPITests {
+    @Test("GET /metrics counts requests by route template and status, tokens and transactions by outcome, and holds no ids or card data")
+    func counts() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let (_, tokenData) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: visaBody)
+            let token = try decode(TokenBody.self, tokenData)
+            let declining = #"{"number": "4000000000000002", "exp_month": 12, "exp_year": 2030}"#
+            let (_, declinedData) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: declining)
+            let declined = try decode(TokenBody.self, declinedData)
+            for id in [token.id, declined.id] {
+                let charge = #"{"token": "\#(id)", "amount": 500, "currency": "USD"}"#
+                #expect(try await client.send(.post, "/v1/transactions", key: fixture.shop.secret, json: charge).0 == .created)
+            }
+            #expect(try await client.send(.get, "/v1/tokens/\(token.id)", key: fixture.shop.secret).0 == .ok)
+            #expect(try await client.send(.get, "/v1/tokens/tok_missing", key: fixture.shop.secret).0 == .notFound)
+            #expect(try await client.send(.get, "/nowhere", key: nil).0 == .notFound)
+
+            let (status, body) = try await client.send(.get, "/metrics", key: nil)
+            #expect(status == .ok)
+            let text = String(decoding: body, as: UTF8.self)
+            let lines = Set(text.split(separator: "\n").map(String.init))
+            #expect(lines.contains(#"http_requests_total{method="POST",route="/v1/tokens",status="201"} 2"#))
+            #expect(lines.contains(#"http_requests_total{method="POST",route="/v1/transactions",status="201"} 2"#))
+            #expect(lines.contains(#"http_requests_total{method="GET",route="/v1/tokens/{id}",status="200"} 1"#))
+            #expect(lines.contains(#"http_requests_total{method="GET",route="/v1/tokens/{id}",status="404"} 1"#))
+            #expect(lines.contains(#"http_requests_total{method="GET",route="NotFound",status="404"} 1"#))
+            #expect(lines.contains(#"tokens_created_total{source="card"} 2"#))
+            #expect(lines.contains(#"transactions_total{status="succeeded"} 1"#))
+            #expect(lines.contains(#"transactions_total{status="declined"} 1"#))
+            #expect(lines.contains(#"http_request_duration_seconds_count{method="POST",route="/v1/tokens"} 2"#))
+            for secret in ["4242424242424242", "4000000000000002", token.id, declined.id, fixture.shop.merchant.id, "123"] {
+                #expect(!text.contains(secret), "metrics hold \(secret)")
+            }
+        }
+    }
+}
