@@ -110,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TokenizerTests",
-            dependencies: ["Tokenizer"],
+            dependencies: ["Tokenizer", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -16,8 +16,9 @@ public struct APIContext: RequestContext {
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        // Not put in the logger's metadata (a copy of it per request): the request's log lines
+        // name it themselves.
         self.requestID = ObjectID.random(.request).rawValue
-        self.logger[metadataKey: "request_id"] = .string(requestID)
     }
 
     public var requestDecoder: JSONDecoder { APIJSON.decoder }

@@ -23,7 +23,6 @@ struct AuthMiddleware: RouterMiddleware {
         guard let record else { throw APIError.invalidKey() }
         var context = context
         context.apiKey = record
-        context.logger[metadataKey: "merchant"] = .string(record.merchantID)
         context.notes.merchantID = record.merchantID
         return try await next(request, context)
     }

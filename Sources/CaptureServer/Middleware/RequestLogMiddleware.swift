@@ -27,25 +27,37 @@ struct RequestLogMiddleware: RouterMiddleware {
             if apiError.status.code >= 500 {
                 context.logger.error(
                     "request failed",
-                    metadata: ["error_type": .string(String(describing: type(of: error))), "code": .string(apiError.code)]
+                    metadata: [
+                        "request_id": .string(context.requestID),
+                        "error_type": .string(String(describing: type(of: error))),
+                        "code": .string(apiError.code),
+                    ]
                 )
             }
         }
         response.headers[Self.requestIDHeader] = context.requestID
         let elapsed = ContinuousClock.now - start
-        let milliseconds = elapsed.seconds * 1000
-        metrics.request(method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: response.status.code, duration: elapsed)
+        metrics.request(method: request.method.rawValue, route: context.endpointPath ?? "NotFound", status: response.status.code, duration: elapsed)
         context.logger.info(
             "request",
             metadata: [
                 "method": .string(request.method.rawValue),
                 "path": .string(request.uri.path),
                 "status": .stringConvertible(response.status.code),
-                "ms": .string(String(format: "%.2f", milliseconds)),
+                "ms": .string(Self.milliseconds(elapsed)),
                 "merchant": .string(context.notes.merchantID ?? "-"),
+                "request_id": .string(context.requestID),
             ]
         )
         return response
+    }
+
+    /// "12.34": milliseconds with two decimals, without `String(format:)` (a C format parse
+    /// per request).
+    static func milliseconds(_ duration: Duration) -> String {
+        let hundredths = max(0, duration.nanoseconds / 10_000)
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 
     static let requestIDHeader = HTTPField.Name("Request-Id")!

@@ -159,8 +159,53 @@ extension PaymentMethodRecord: FetchableRecord, PersistableRecord {
     public static let databaseTableName = "payment_method"
 }
 
+/// Written on every charge: columns mapped by hand, as ``TokenRecord``'s.
 extension TransactionRecord: FetchableRecord, PersistableRecord {
     public static let databaseTableName = "transaction"
+
+    public init(row: Row) {
+        self.init(
+            id: row["id"],
+            merchantID: row["merchant_id"],
+            status: row["status"],
+            amount: row["amount"],
+            currency: row["currency"],
+            refundedAmount: row["refunded_amount"],
+            description: row["description"],
+            clientID: row["client_id"],
+            paymentMethodID: row["payment_method_id"],
+            tokenID: row["token_id"],
+            declineCode: row["decline_code"],
+            processorReference: row["processor_reference"],
+            brand: row["brand"],
+            bin: row["bin"],
+            last4: row["last4"],
+            expMonth: row["exp_month"],
+            expYear: row["exp_year"],
+            createdAt: row["created_at"]
+        )
+    }
+
+    public func encode(to container: inout PersistenceContainer) {
+        container["id"] = id
+        container["merchant_id"] = merchantID
+        container["status"] = status
+        container["amount"] = amount
+        container["currency"] = currency
+        container["refunded_amount"] = refundedAmount
+        container["description"] = description
+        container["client_id"] = clientID
+        container["payment_method_id"] = paymentMethodID
+        container["token_id"] = tokenID
+        container["decline_code"] = declineCode
+        container["processor_reference"] = processorReference
+        container["brand"] = brand
+        container["bin"] = bin
+        container["last4"] = last4
+        container["exp_month"] = expMonth
+        container["exp_year"] = expYear
+        container["created_at"] = StoreDate.text(createdAt)
+    }
 }
 
 extension RefundRecord: FetchableRecord, PersistableRecord {

@@ -96,7 +96,7 @@ public struct SQLiteVaultStore: VaultStore {
                     WHERE id = ? AND used_at IS NULL AND expires_at > ?
                       AND (amount IS NULL OR amount = ?) AND (currency IS NULL OR currency = ?)
                     """,
-                arguments: [now, id, now, amount, currency]
+                arguments: [StoreDate.text(now), id, StoreDate.text(now), amount, currency]
             )
             if db.changesCount == 1 {
                 token.usedAt = now
@@ -182,9 +182,51 @@ extension ScanRecord: FetchableRecord, PersistableRecord {
     }
 }
 
+/// Tokens are written and read on every request: their columns are mapped by hand rather than
+/// through Codable, and their dates written by ``StoreDate``.
 extension TokenRecord: FetchableRecord, PersistableRecord {
     public static let databaseTableName = "token"
     public enum Columns {
         public static let merchantID = Column(CodingKeys.merchantID)
+    }
+
+    public init(row: Row) {
+        self.init(
+            id: row["id"],
+            merchantID: row["merchant_id"],
+            brand: row["brand"],
+            bin: row["bin"],
+            last4: row["last4"],
+            expMonth: row["exp_month"],
+            expYear: row["exp_year"],
+            fingerprint: row["fingerprint"],
+            keyID: row["key_id"],
+            sealedCard: row["sealed_card"],
+            sealedCVC: row["sealed_cvc"],
+            amount: row["amount"],
+            currency: row["currency"],
+            createdAt: row["created_at"],
+            expiresAt: row["expires_at"],
+            usedAt: row["used_at"]
+        )
+    }
+
+    public func encode(to container: inout PersistenceContainer) {
+        container["id"] = id
+        container["merchant_id"] = merchantID
+        container["brand"] = brand
+        container["bin"] = bin
+        container["last4"] = last4
+        container["exp_month"] = expMonth
+        container["exp_year"] = expYear
+        container["fingerprint"] = fingerprint
+        container["key_id"] = keyID
+        container["sealed_card"] = sealedCard
+        container["sealed_cvc"] = sealedCVC
+        container["amount"] = amount
+        container["currency"] = currency
+        container["created_at"] = StoreDate.text(createdAt)
+        container["expires_at"] = StoreDate.text(expiresAt)
+        container["used_at"] = usedAt.map(StoreDate.text)
     }
 }

@@ -29,6 +29,10 @@ public struct KeyRing: Sendable {
     private let cvcKey: SymmetricKey
     private let fingerprintKey: SymmetricKey
     private let apiKeyKey: SymmetricKey
+    /// HMACs keyed once: each use copies one and feeds it, rather than keying a new one (the
+    /// key's padding blocks hashed again) on every request.
+    private let fingerprintMAC: HMAC<SHA256>
+    private let apiKeyMAC: HMAC<SHA256>
 
     public init(masterKey: SymmetricKey) {
         func derive(_ purpose: Purpose, bytes: Int = 32) -> SymmetricKey {
@@ -43,6 +47,8 @@ public struct KeyRing: Sendable {
         self.cvcKey = derive(.cvc)
         self.fingerprintKey = derive(.fingerprint)
         self.apiKeyKey = derive(.apiKey)
+        self.fingerprintMAC = HMAC(key: fingerprintKey)
+        self.apiKeyMAC = HMAC(key: apiKeyKey)
         self.keyID = "key_" + derive(.keyID, bytes: 8).withUnsafeBytes { Self.hex($0) }
     }
 
@@ -74,21 +80,28 @@ public struct KeyRing: Sendable {
     /// fingerprint, and nobody without the key can test a guessed number against it.
     /// Fingerprints of one card differ between merchants.
     func fingerprint(of pan: PAN, merchantID: String) -> String {
-        let message = Array((merchantID + ":" + pan.revealed).utf8)
-        let code = HMAC<SHA256>.authenticationCode(for: message, using: fingerprintKey)
-        return Self.hex(code)
+        var mac = fingerprintMAC
+        mac.update(data: Array((merchantID + ":" + pan.revealed).utf8))
+        return Self.hex(mac.finalize())
     }
 
     /// What the store keeps of an API key: a keyed hash (HMAC-SHA256), hex. A copy of the
     /// database alone does not let anyone test guessed keys.
     func apiKeyDigest(_ key: String) -> String {
-        Self.hex(HMAC<SHA256>.authenticationCode(for: Array(key.utf8), using: apiKeyKey))
+        Self.hex(apiKeyCode(key))
     }
 
-    /// Whether `key` is the key behind a stored digest, compared in constant time.
-    func apiKey(_ key: String, matches digest: String) -> Bool {
+    /// The API key's HMAC, to look up by its hex and confirm with ``apiKeyCode(_:matches:)``.
+    func apiKeyCode(_ key: String) -> HMAC<SHA256>.MAC {
+        var mac = apiKeyMAC
+        mac.update(data: Array(key.utf8))
+        return mac.finalize()
+    }
+
+    /// Whether an API key's HMAC is the stored digest, compared in constant time.
+    func apiKeyCode(_ code: HMAC<SHA256>.MAC, matches digest: String) -> Bool {
         guard let bytes = Self.bytes(fromHex: digest) else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Array(key.utf8), using: apiKeyKey)
+        return code == bytes
     }
 
     private func key(for purpose: Purpose) -> SymmetricKey {

@@ -38,7 +38,8 @@ extension Vault {
     /// The key record behind an API key, or nil for a key this vault never issued.
     public func authenticate(apiKey: String) async throws(VaultError) -> APIKeyRecord? {
         guard apiKey.hasPrefix("pk_") || apiKey.hasPrefix("sk_"), apiKey.utf8.count <= 64 else { return nil }
-        let digest = keys.apiKeyDigest(apiKey)
+        let code = keys.apiKeyCode(apiKey)
+        let digest = KeyRing.hex(code)
         let record: APIKeyRecord
         if let known = knownKeys.record(for: digest) {
             record = known
@@ -48,7 +49,7 @@ extension Vault {
             record = stored
         }
         // The lookup found the digest; confirm in constant time all the same.
-        guard keys.apiKey(apiKey, matches: record.hash) else { return nil }
+        guard keys.apiKeyCode(code, matches: record.hash) else { return nil }
         let expected: APIKeyKind = apiKey.hasPrefix("pk_") ? .publishable : .secret
         return record.kind == expected ? record : nil
     }
