@@ -137,12 +137,17 @@ public struct APIError: HTTPResponseError, Sendable {
     }
 }
 
-/// The JSON coders of the API: snake_case keys as declared, ISO 8601 dates, sorted keys.
+/// The JSON coders of the API: snake_case keys as declared, ISO 8601 dates.
 enum APIJSON {
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // ISO 8601 to the second, as `.iso8601` writes it, without a formatter per date; keys in
+        // declaration order (sorting them cost a tenth of a token response).
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(StoreDate.iso8601(date))
+        }
+        encoder.outputFormatting = [.withoutEscapingSlashes]
         return encoder
     }()
 

@@ -19,4 +19,16 @@ struct StoreDateTests {
             #expect(StoreDate.text(date) == grdb, "\(date.timeIntervalSince1970)")
         }
     }
+
+    @Test("API dates are written as JSONEncoder's .iso8601 writes them")
+    func sameTextAsISO8601() throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let date = Date(timeIntervalSince1970: Double.random(in: 0...4_000_000_000, using: &generator))
+            let expected = String(decoding: try encoder.encode([date]), as: UTF8.self).dropFirst(2).dropLast(2)
+            #expect(StoreDate.iso8601(date) == String(expected), "\(date.timeIntervalSince1970)")
+        }
+    }
 }

@@ -58,7 +58,21 @@ extension SQLiteVaultStore {
     // MARK: - Transactions and refunds
 
     public func insertTransaction(_ transaction: TransactionRecord) async throws {
-        try await database.write { db in try transaction.insert(db) }
+        try await groupCommit.write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT INTO "transaction" (id, merchant_id, status, amount, currency, refunded_amount, description, client_id,
+                      payment_method_id, token_id, decline_code, processor_reference, brand, bin, last4, exp_month, exp_year, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            )
+            try statement.execute(arguments: [
+                transaction.id, transaction.merchantID, transaction.status, transaction.amount, transaction.currency,
+                transaction.refundedAmount, transaction.description, transaction.clientID, transaction.paymentMethodID,
+                transaction.tokenID, transaction.declineCode, transaction.processorReference, transaction.brand, transaction.bin,
+                transaction.last4, transaction.expMonth, transaction.expYear, StoreDate.text(transaction.createdAt),
+            ])
+        }
     }
 
     public func transaction(id: String, merchantID: String) async throws -> TransactionRecord? {

@@ -11,12 +11,14 @@ public import GRDB
 /// ```
 public struct SQLiteVaultStore: VaultStore {
     let database: any DatabaseWriter
+    /// Tokens made and spent and transactions recorded share commits under load.
+    let groupCommit: GroupCommit
 
     /// Opens (creating if needed) and migrates the database at `path`.
     public init(path: String) throws {
         let pool = try DatabasePool(path: path, configuration: Self.configuration)
         try Self.migrator.migrate(pool)
-        self.database = pool
+        self.init(database: pool)
     }
 
     /// A private in-memory database with the same schema and settings, for tests.
@@ -40,6 +42,7 @@ public struct SQLiteVaultStore: VaultStore {
 
     init(database: any DatabaseWriter) {
         self.database = database
+        self.groupCommit = GroupCommit(writer: database)
     }
 
     // MARK: - Keys and merchants
@@ -76,7 +79,7 @@ public struct SQLiteVaultStore: VaultStore {
     // MARK: - Tokens
 
     public func insertToken(_ token: TokenRecord) async throws {
-        try await database.write { db in try token.insert(db) }
+        try await groupCommit.write { db in try Self.insert(token, db) }
     }
 
     public func token(id: String, merchantID: String) async throws -> TokenRecord? {
@@ -86,7 +89,7 @@ public struct SQLiteVaultStore: VaultStore {
     }
 
     public func spendToken(id: String, merchantID: String, amount: Int, currency: String, at now: Date) async throws -> TokenSpend {
-        try await database.write { db in
+        try await groupCommit.write { db in
             guard var token = try TokenRecord.filter(key: id).filter(TokenRecord.Columns.merchantID == merchantID).fetchOne(db)
             else { return .notFound }
             // The conditions again in the UPDATE itself: the write lock makes this one step.
@@ -128,10 +131,26 @@ public struct SQLiteVaultStore: VaultStore {
         }
     }
 
+    /// One prepared INSERT, kept by the connection: a token is inserted on every token request.
+    static func insert(_ token: TokenRecord, _ db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO token (id, merchant_id, brand, bin, last4, exp_month, exp_year, fingerprint, key_id,
+                  sealed_card, sealed_cvc, amount, currency, created_at, expires_at, used_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        )
+        try statement.execute(arguments: [
+            token.id, token.merchantID, token.brand, token.bin, token.last4, token.expMonth, token.expYear, token.fingerprint,
+            token.keyID, token.sealedCard, token.sealedCVC, token.amount, token.currency, StoreDate.text(token.createdAt),
+            StoreDate.text(token.expiresAt), token.usedAt.map(StoreDate.text),
+        ])
+    }
+
     // MARK: - Scans
 
     public func insertScan(_ scan: ScanRecord) async throws {
-        try await database.write { db in try scan.insert(db) }
+        try await groupCommit.write { db in try scan.insert(db) }
     }
 
     public func scan(id: String, merchantID: String) async throws -> ScanRecord? {
@@ -141,7 +160,7 @@ public struct SQLiteVaultStore: VaultStore {
     }
 
     public func insertToken(_ token: TokenRecord, usingScan scanID: String, at now: Date) async throws -> ScanUse {
-        try await database.write { db in
+        try await groupCommit.write { db in
             try db.execute(
                 sql: """
                     UPDATE scan SET used_at = ?, token_id = ?, sealed_card = NULL
@@ -150,7 +169,7 @@ public struct SQLiteVaultStore: VaultStore {
                 arguments: [now, token.id, scanID, token.merchantID, now]
             )
             if db.changesCount == 1 {
-                try token.insert(db)
+                try Self.insert(token, db)
                 return .tokenized
             }
             guard let scan = try ScanRecord.filter(key: scanID).filter(ScanRecord.Columns.merchantID == token.merchantID).fetchOne(db)

@@ -1,13 +1,23 @@
-import Foundation
+public import Foundation
 
-/// Dates as the SQLite store writes them: "yyyy-MM-dd HH:mm:ss.SSS" in UTC, the text GRDB
-/// writes for a `Date`, so that the two compare and sort alike in SQL. Made with integer
-/// arithmetic: GRDB's own goes through a `DateFormatter` (ICU), which cost more than the
-/// rest of a token's insert.
-enum StoreDate {
+/// Dates as text, in UTC, made with integer arithmetic rather than a `DateFormatter` (ICU),
+/// which cost more than the rest of a token's insert.
+public enum StoreDate {
+    /// "yyyy-MM-dd HH:mm:ss.SSS": the text GRDB writes for a `Date`, so that the two compare
+    /// and sort alike in SQL.
     static func text(_ date: Date) -> String {
         // Whole milliseconds since 1970, rounded to the nearest as the formatter does.
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        return format(milliseconds: milliseconds, separator: " ", fraction: true)
+    }
+
+    /// "yyyy-MM-ddTHH:mm:ssZ": ISO 8601 to the second, as `JSONEncoder`'s `.iso8601` writes it.
+    public static func iso8601(_ date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970).rounded(.down)) * 1000
+        return format(milliseconds: milliseconds, separator: "T", fraction: false) + "Z"
+    }
+
+    private static func format(milliseconds: Int64, separator: Character, fraction: Bool) -> String {
         let (days, millisecondOfDay) = floorDivision(milliseconds, 86_400_000)
         let (year, month, day) = civil(days: days)
         let second = millisecondOfDay / 1000
@@ -28,14 +38,16 @@ enum StoreDate {
         put(month, digits: 2)
         bytes.append(UInt8(ascii: "-"))
         put(day, digits: 2)
-        bytes.append(UInt8(ascii: " "))
+        bytes.append(separator.asciiValue ?? UInt8(ascii: " "))
         put(second / 3600, digits: 2)
         bytes.append(UInt8(ascii: ":"))
         put(second / 60 % 60, digits: 2)
         bytes.append(UInt8(ascii: ":"))
         put(second % 60, digits: 2)
-        bytes.append(UInt8(ascii: "."))
-        put(millisecondOfDay % 1000, digits: 3)
+        if fraction {
+            bytes.append(UInt8(ascii: "."))
+            put(millisecondOfDay % 1000, digits: 3)
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 
