@@ -83,24 +83,29 @@ public struct SQLiteVaultStore: VaultStore {
     }
 
     public func token(id: String, merchantID: String) async throws -> TokenRecord? {
-        try await database.read { db in
-            try TokenRecord.filter(key: id).filter(TokenRecord.Columns.merchantID == merchantID).fetchOne(db)
-        }
+        try await database.read { db in try Self.token(id: id, merchantID: merchantID, db) }
+    }
+
+    /// A merchant's token through a statement the connection keeps (the query interface
+    /// would build and authorize its SQL again on every call).
+    static func token(id: String, merchantID: String, _ db: Database) throws -> TokenRecord? {
+        let statement = try db.cachedStatement(sql: "SELECT * FROM token WHERE id = ? AND merchant_id = ?")
+        return try TokenRecord.fetchOne(statement, arguments: [id, merchantID])
     }
 
     public func spendToken(id: String, merchantID: String, amount: Int, currency: String, at now: Date) async throws -> TokenSpend {
         try await groupCommit.write { db in
-            guard var token = try TokenRecord.filter(key: id).filter(TokenRecord.Columns.merchantID == merchantID).fetchOne(db)
-            else { return .notFound }
+            guard var token = try Self.token(id: id, merchantID: merchantID, db) else { return .notFound }
             // The conditions again in the UPDATE itself: the write lock makes this one step.
-            try db.execute(
+            let spend = try db.cachedStatement(
                 sql: """
                     UPDATE token SET used_at = ?, sealed_card = NULL, sealed_cvc = NULL
                     WHERE id = ? AND used_at IS NULL AND expires_at > ?
                       AND (amount IS NULL OR amount = ?) AND (currency IS NULL OR currency = ?)
-                    """,
-                arguments: [StoreDate.text(now), id, StoreDate.text(now), amount, currency]
+                    """
             )
+            let stamp = StoreDate.text(now)
+            try spend.execute(arguments: [stamp, id, stamp, amount, currency])
             if db.changesCount == 1 {
                 token.usedAt = now
                 return .spent(token)
