@@ -19,9 +19,11 @@ struct VaultSweeper: Service {
         while !Task.isCancelled {
             do {
                 let purged = try await vault.purgeExpiredCardData()
-                if purged > 0 { logger.info("purged card data of expired tokens", metadata: ["tokens": "\(purged)"]) }
+                if purged > 0 { logger.info("purged card data of expired tokens and scans", metadata: ["records": "\(purged)"]) }
                 try await IdempotencyKeys(vault: vault).purge()
             } catch {
+                // A sweep cut short by shutdown is no failure; the next start sweeps again.
+                if Task.isCancelled { return }
                 logger.error("purging expired card data failed", metadata: ["code": "\(error.code)"])
             }
             try? await Task.sleep(for: interval)

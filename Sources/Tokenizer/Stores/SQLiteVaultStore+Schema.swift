@@ -120,6 +120,16 @@ extension SQLiteVaultStore {
                 table.column("token_id", .text)
             }
         }
+        migrator.registerMigration("v4: purge indexes") { db in
+            // The sweeper looks only at records still holding card data: live ones, a few
+            // minutes' worth, however many spent and expired records the tables hold.
+            try db.execute(
+                sql: """
+                    CREATE INDEX token_holding_card ON token (expires_at) WHERE sealed_card IS NOT NULL OR sealed_cvc IS NOT NULL;
+                    CREATE INDEX scan_holding_card ON scan (expires_at) WHERE sealed_card IS NOT NULL;
+                    """
+            )
+        }
         return migrator
     }
 }
