@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -75,6 +76,18 @@ struct ServeEndToEndTests {
         #expect(charge.status == 0)
         #expect(charge.stdout.contains("succeeded") && charge.stdout.contains("****4242"))
 
+        // The server reads a card photo itself: the number stays in the vault until the scan is a token.
+        let card = try Data(contentsOf: URL(fileURLWithPath: CLIRunner.fixture("t012-flat-visa.png")))
+        let (scanStatus, scanBody) = try http("POST", server.url + "/v1/scans", key: publishable, type: "image/png", body: card)
+        #expect(scanStatus == 201 && !String(decoding: scanBody, as: UTF8.self).contains("4242424242424242"))
+        let scan = try #require(try JSONSerialization.jsonObject(with: scanBody) as? [String: Any])
+        #expect(scan["status"] as? String == "found" && (scan["card"] as? [String: Any])?["last4"] as? String == "4242")
+        let scanID = try #require(scan["id"] as? String)
+        let fromScan = Data(#"{"scan": "\#(scanID)", "cvc": "123"}"#.utf8)
+        #expect(try http("POST", server.url + "/v1/tokens", key: publishable, type: "application/json", body: fromScan).0 == 201)
+        let (_, metrics) = try http("GET", server.url + "/metrics", key: nil, type: nil, body: nil)
+        #expect(String(decoding: metrics, as: UTF8.self).contains(#"scans_total{outcome="found"} 1"#))
+
         let again = try CLIRunner.run(["charge", "--token", tokenID, "--amount", "1999", "--currency", "EUR", "--key", secret] + common)
         #expect(again.status == 2)
         #expect(again.stderr.contains("token_already_used"))
@@ -113,4 +126,21 @@ struct ServeEndToEndTests {
         #expect(start.stderr.contains("key file") && start.stderr.contains("CAPTURE_MASTER_KEY"))
         #expect(!FileManager.default.fileExists(atPath: database + ".key"))
     }
+}
+
+/// One HTTP request to the server under test, waited for.
+private func http(_ method: String, _ url: String, key: String?, type: String?, body: Data?) throws -> (Int, Data) {
+    var request = URLRequest(url: try #require(URL(string: url)))
+    request.httpMethod = method
+    request.httpBody = body
+    if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
+    if let type { request.setValue(type, forHTTPHeaderField: "Content-Type") }
+    let done = DispatchSemaphore(value: 0)
+    let answer = Mutex<(Int, Data)?>(nil)
+    URLSession.shared.dataTask(with: request) { data, response, _ in
+        answer.withLock { $0 = ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data()) }
+        done.signal()
+    }.resume()
+    done.wait()
+    return try #require(answer.withLock { $0 })
 }
