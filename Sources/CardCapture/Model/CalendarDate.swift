@@ -28,8 +28,12 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// The UTC calendar day of an instant.
     public init(_ date: Date) {
-        // Days since 1970-01-01, then the civil-from-days conversion (era of 400 years).
-        let days = Int((date.timeIntervalSince1970 / 86_400).rounded(.down))
+        self.init(daysSince1970: Int((date.timeIntervalSince1970 / 86_400).rounded(.down)))
+    }
+
+    /// The day so many days after 1970-01-01 (before it, when negative): the civil-from-days
+    /// conversion, in eras of 400 years.
+    public init(daysSince1970 days: Int) {
         let shifted = days + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097

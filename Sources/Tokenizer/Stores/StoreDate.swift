@@ -1,3 +1,4 @@
+import CardCapture
 public import Foundation
 
 /// Dates as text, in UTC, made with integer arithmetic rather than a `DateFormatter` (ICU),
@@ -19,7 +20,8 @@ public enum StoreDate {
 
     private static func format(milliseconds: Int64, separator: Character, fraction: Bool) -> String {
         let (days, millisecondOfDay) = floorDivision(milliseconds, 86_400_000)
-        let (year, month, day) = civil(days: days)
+        let date = CalendarDate(daysSince1970: Int(days))
+        let (year, month, day) = (Int64(date.year), Int64(date.month), Int64(date.day))
         let second = millisecondOfDay / 1000
         var bytes = [UInt8]()
         bytes.reserveCapacity(23)
@@ -54,18 +56,5 @@ public enum StoreDate {
     private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
         let remainder = value % divisor
         return remainder < 0 ? (value / divisor - 1, remainder + divisor) : (value / divisor, remainder)
-    }
-
-    /// The proleptic Gregorian date of a day counted from 1970-01-01 (H. Hinnant's algorithm).
-    private static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
