@@ -29,17 +29,17 @@ enum APIBody {
         }
     }
 
-    /// The body, or 413 when it is larger than `limit`.
-    static func collect(_ request: Request, limit: Int) async throws -> ByteBuffer {
+    /// The body, or `tooLarge` (413 `body_too_large` unless told) when it is larger than `limit`,
+    /// refused from its `Content-Length` before any of it is read when that says so.
+    static func collect(_ request: Request, limit: Int, tooLarge: APIError? = nil) async throws -> ByteBuffer {
+        let refusal =
+            tooLarge
+            ?? APIError(.contentTooLarge, .invalidRequest, code: "body_too_large", message: "the request body is over \(limit / 1024) KiB")
+        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit { throw refusal }
         do {
             return try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
-            throw APIError(
-                .contentTooLarge,
-                .invalidRequest,
-                code: "body_too_large",
-                message: "the request body is over \(limit / 1024) KiB"
-            )
+            throw refusal
         }
     }
 

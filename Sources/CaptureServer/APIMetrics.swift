@@ -1,3 +1,4 @@
+import CardCapture
 import CoreMetrics
 import Metrics
 public import Prometheus
@@ -59,11 +60,4 @@ public final class APIMetrics: Sendable {
 
     /// The Prometheus text exposition of everything counted so far.
     func exposition() -> [UInt8] { registry.emitToBuffer() }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
 }

@@ -103,15 +103,7 @@ struct ScanRoutes {
             )
         }
         let limit = context.maxUploadSize
-        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
-            throw Self.tooLarge(limit)
-        }
-        let bytes: [UInt8]
-        do {
-            bytes = Array(try await request.body.collect(upTo: limit).readableBytesView)
-        } catch is NIOTooManyBytesError {
-            throw Self.tooLarge(limit)
-        }
+        let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: Self.tooLarge(limit)).readableBytesView)
         let result: ScanResult
         let start = ContinuousClock.now
         do {

@@ -173,8 +173,9 @@ extension PaymentMethodRecord: FetchableRecord, PersistableRecord {
     public static let databaseTableName = "payment_method"
 }
 
-/// Written on every charge: columns mapped by hand, as ``TokenRecord``'s.
-extension TransactionRecord: FetchableRecord, PersistableRecord {
+/// Read back on every charge: columns mapped by hand, as ``TokenRecord``'s. Written only by
+/// the prepared INSERT of ``SQLiteVaultStore/insertTransaction(_:)``.
+extension TransactionRecord: FetchableRecord, TableRecord {
     public static let databaseTableName = "transaction"
 
     public init(row: Row) {
@@ -198,27 +199,6 @@ extension TransactionRecord: FetchableRecord, PersistableRecord {
             expYear: row["exp_year"],
             createdAt: row["created_at"]
         )
-    }
-
-    public func encode(to container: inout PersistenceContainer) {
-        container["id"] = id
-        container["merchant_id"] = merchantID
-        container["status"] = status
-        container["amount"] = amount
-        container["currency"] = currency
-        container["refunded_amount"] = refundedAmount
-        container["description"] = description
-        container["client_id"] = clientID
-        container["payment_method_id"] = paymentMethodID
-        container["token_id"] = tokenID
-        container["decline_code"] = declineCode
-        container["processor_reference"] = processorReference
-        container["brand"] = brand
-        container["bin"] = bin
-        container["last4"] = last4
-        container["exp_month"] = expMonth
-        container["exp_year"] = expYear
-        container["created_at"] = StoreDate.text(createdAt)
     }
 }
 

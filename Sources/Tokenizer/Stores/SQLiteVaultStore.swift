@@ -206,13 +206,10 @@ extension ScanRecord: FetchableRecord, PersistableRecord {
     }
 }
 
-/// Tokens are written and read on every request: their columns are mapped by hand rather than
-/// through Codable, and their dates written by ``StoreDate``.
-extension TokenRecord: FetchableRecord, PersistableRecord {
+/// Tokens are read on every spend: their columns are mapped by hand rather than through
+/// Codable. They are written only by ``SQLiteVaultStore/insert(_:_:)``.
+extension TokenRecord: FetchableRecord, TableRecord {
     public static let databaseTableName = "token"
-    public enum Columns {
-        public static let merchantID = Column(CodingKeys.merchantID)
-    }
 
     public init(row: Row) {
         self.init(
@@ -233,24 +230,5 @@ extension TokenRecord: FetchableRecord, PersistableRecord {
             expiresAt: row["expires_at"],
             usedAt: row["used_at"]
         )
-    }
-
-    public func encode(to container: inout PersistenceContainer) {
-        container["id"] = id
-        container["merchant_id"] = merchantID
-        container["brand"] = brand
-        container["bin"] = bin
-        container["last4"] = last4
-        container["exp_month"] = expMonth
-        container["exp_year"] = expYear
-        container["fingerprint"] = fingerprint
-        container["key_id"] = keyID
-        container["sealed_card"] = sealedCard
-        container["sealed_cvc"] = sealedCVC
-        container["amount"] = amount
-        container["currency"] = currency
-        container["created_at"] = StoreDate.text(createdAt)
-        container["expires_at"] = StoreDate.text(expiresAt)
-        container["used_at"] = usedAt.map(StoreDate.text)
     }
 }
