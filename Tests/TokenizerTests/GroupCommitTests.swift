@@ -56,4 +56,46 @@ struct GroupCommitTests {
             #expect(try await store.token(id: id, merchantID: merchant) != nil)
         }
     }
+
+    @Test("writes that share a group with failing ones are done exactly once: 100 spends among 20 clashing inserts")
+    func failuresDoNotRepeatOthers() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try SQLiteVaultStore(path: folder.appendingPathComponent("vault.sqlite").path)
+        let fixture = try await VaultFixture(store: store)
+        let merchant = fixture.merchantID
+        let ids = (0..<100).map { "tok_\($0)" }
+        for id in ids { try await store.insertToken(Self.record(id, merchantID: merchant)) }
+        let (spent, clashes) = await withTaskGroup(of: (spent: Bool, clash: Bool).self) { group in
+            for (index, id) in ids.enumerated() {
+                group.addTask {
+                    let outcome = try? await store.spendToken(id: id, merchantID: merchant, amount: 100, currency: "EUR", at: Date())
+                    if case .spent = outcome { return (true, false) }
+                    return (false, false)
+                }
+                if index % 5 == 0 {
+                    group.addTask {
+                        do {
+                            try await store.insertToken(Self.record(id, merchantID: merchant))
+                            return (false, false)
+                        } catch {
+                            return (false, true)
+                        }
+                    }
+                }
+            }
+            var totals = (0, 0)
+            for await result in group {
+                totals.0 += result.spent ? 1 : 0
+                totals.1 += result.clash ? 1 : 0
+            }
+            return totals
+        }
+        #expect(spent == 100)
+        #expect(clashes == 20)
+        for id in ids {
+            let again = try await store.spendToken(id: id, merchantID: merchant, amount: 100, currency: "EUR", at: Date())
+            #expect(again == .alreadyUsed, "\(id) was not spent exactly once")
+        }
+    }
 }

@@ -10,10 +10,7 @@ struct AuthMiddleware: RouterMiddleware {
     let vault: Vault
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let header = request.headers[.authorization] else { throw APIError.missingKey() }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw APIError.missingKey() }
-        let key = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        guard let header = request.headers[.authorization], let key = Self.bearerKey(header) else { throw APIError.missingKey() }
         let record: APIKeyRecord?
         do {
             record = try await vault.authenticate(apiKey: key)
@@ -25,5 +22,21 @@ struct AuthMiddleware: RouterMiddleware {
         context.apiKey = record
         context.notes.merchantID = record.merchantID
         return try await next(request, context)
+    }
+
+    /// The key of `Bearer KEY` (the scheme in any case, spaces around the key ignored); nil
+    /// for any other scheme or an empty key.
+    static func bearerKey(_ header: String) -> String? {
+        let scheme = "bearer ".utf8
+        let bytes = header.utf8
+        guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ Self.lowercased($0) == $1 }) else { return nil }
+        let key = bytes.dropFirst(scheme.count).drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let end = key.lastIndex { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+        guard let end else { return nil }
+        return String(Substring(key[...end]))
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
     }
 }

@@ -61,7 +61,7 @@ struct PaymentRoutes {
             )
             let transaction = try await payments.charge(charge, merchantID: merchantID)
             metrics.transaction(status: transaction.status)
-            return (.created, try APIJSON.encoder.encode(ResourceBodies.Transaction(transaction)))
+            return (.created, Data(ResourceBodies.Transaction(transaction).json().finish()))
         }
     }
 

@@ -6,15 +6,17 @@ import Synchronization
 /// one IMMEDIATE transaction. Under load a commit (its WAL pages, its sync) is shared by many
 /// requests; alone, a write is committed at once, as before.
 ///
-/// Each write runs in its own savepoint, so a write that throws is undone alone and its caller
-/// alone gets the error. Nobody hears of success before the shared COMMIT has succeeded; if it
-/// fails, every write in it gets the error. Writes in one group run one after another, in
-/// arrival order, under the database's write lock: a conditional UPDATE in one of them is as
-/// atomic as it would be alone.
+/// A write that throws fails alone: the group's transaction is rolled back, that write's caller
+/// gets its error, and the others run again in a new transaction (the rollback undid all they
+/// did, so nothing is done twice). Failures are rare (a clash of ids, a full disk), so the
+/// usual group pays for no savepoints. Nobody hears of success before the COMMIT has
+/// succeeded; if it fails, every write in it gets the error. Writes in one group run one after
+/// another, in arrival order, under the database's write lock: a conditional UPDATE in one of
+/// them is as atomic as it would be alone.
 final class GroupCommit: Sendable {
     private struct Write: Sendable {
-        /// Runs the write in a savepoint and hands back how to tell its caller.
-        let run: @Sendable (Database) -> @Sendable () -> Void
+        /// Runs the write and hands back how to tell its caller, and whether it succeeded.
+        let run: @Sendable (Database) -> (succeeded: Bool, answer: @Sendable () -> Void)
         /// Tells the caller the group failed.
         let fail: @Sendable (any Error) -> Void
     }
@@ -39,17 +41,12 @@ final class GroupCommit: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             let write = Write(
                 run: { db in
-                    var outcome: Result<T, any Error> = .failure(CancellationError())
                     do {
-                        try db.inSavepoint {
-                            outcome = .success(try body(db))
-                            return .commit
-                        }
+                        let value = try body(db)
+                        return (true, { continuation.resume(returning: value) })
                     } catch {
-                        outcome = .failure(error)
+                        return (false, { continuation.resume(throwing: error) })
                     }
-                    let answer = outcome
-                    return { continuation.resume(with: answer) }
                 },
                 fail: { continuation.resume(throwing: $0) }
             )
@@ -74,19 +71,50 @@ final class GroupCommit: Sendable {
                     return group
                 }
                 if group.isEmpty { return }
-                var answers: [@Sendable () -> Void] = []
-                answers.reserveCapacity(group.count)
-                do {
-                    try db.inTransaction(.immediate) {
-                        for write in group { answers.append(write.run(db)) }
-                        return .commit
-                    }
-                } catch {
-                    for write in group { write.fail(error) }
-                    continue
-                }
-                for answer in answers { answer() }
+                Self.commit(group, db)
             }
         }
+    }
+
+    /// Runs the group in one transaction and answers every write: a failed write is answered
+    /// with its error and the rest run again without it.
+    private static func commit(_ group: [Write], _ db: Database) {
+        var pending = group
+        while !pending.isEmpty {
+            var answers: [@Sendable () -> Void] = []
+            answers.reserveCapacity(pending.count)
+            do {
+                // The transaction's statements are kept by the connection: parsing BEGIN and
+                // COMMIT again for every group was a tenth of the writer's time.
+                try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+                var failed: (index: Int, answer: @Sendable () -> Void)?
+                for (index, write) in pending.enumerated() {
+                    let outcome = write.run(db)
+                    guard outcome.succeeded else {
+                        failed = (index, outcome.answer)
+                        break
+                    }
+                    answers.append(outcome.answer)
+                }
+                if let failed {
+                    try rollBack(db)
+                    failed.answer()
+                    pending.remove(at: failed.index)
+                    continue
+                }
+                try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            } catch {
+                try? rollBack(db)
+                for write in pending { write.fail(error) }
+                return
+            }
+            for answer in answers { answer() }
+            return
+        }
+    }
+
+    /// Undoes the open transaction, if a failed statement has not already ended it.
+    private static func rollBack(_ db: Database) throws {
+        if db.isInsideTransaction { try db.cachedStatement(sql: "ROLLBACK TRANSACTION").execute() }
     }
 }
