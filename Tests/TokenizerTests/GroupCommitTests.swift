@@ -98,4 +98,26 @@ struct GroupCommitTests {
             #expect(again == .alreadyUsed, "\(id) was not spent exactly once")
         }
     }
+
+    @Test("the log is copied into the database file in the background, long before SQLite's own threshold")
+    func backgroundCheckpoint() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("vault.sqlite").path
+        let store = try SQLiteVaultStore(path: path)
+        let fixture = try await VaultFixture(store: store)
+        func fileSize() throws -> Int { try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0 }
+        let before = try fileSize()
+        // One commit each: twice the checkpoint interval, a few hundred pages of log, far
+        // below the inline threshold of WALCheckpointer.fallbackPages.
+        for index in 0..<(2 * WALCheckpointer.interval) {
+            try await store.insertToken(Self.record("tok_\(index)", merchantID: fixture.merchantID))
+        }
+        var after = try fileSize()
+        for _ in 0..<100 where after <= before {
+            try await Task.sleep(for: .milliseconds(20))
+            after = try fileSize()
+        }
+        #expect(after > before, "the database file did not grow: nothing was checkpointed")
+    }
 }

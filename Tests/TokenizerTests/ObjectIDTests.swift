@@ -1,19 +1,42 @@
+import Foundation
 import Testing
 
 @testable import Tokenizer
 
 @Suite("Object ids")
 struct ObjectIDTests {
-    @Test("tok_ plus 22 base-62 characters, never digits only")
+    @Test("tok_ plus 8 base-62 digits of time and 22 of chance, never digits only; keys are chance only")
     func shape() {
         for _ in 0..<1000 {
             let id = ObjectID.random(.token)
             #expect(id.rawValue.hasPrefix("tok_"))
             let body = id.rawValue.dropFirst(4)
-            #expect(body.count == 22)
-            #expect(body.contains { $0.isLetter })
+            #expect(body.count == 30)
+            #expect(body.dropFirst(8).contains { $0.isLetter })
             #expect(ObjectID(id.rawValue, kind: .token) == id)
+            let key = ObjectID.random(.secretKey)
+            #expect(key.rawValue.dropFirst(3).count == 22)
+            #expect(ObjectID(key.rawValue, kind: .secretKey) == key)
         }
+    }
+
+    @Test("ids of stored records sort by the millisecond they were made, whatever their random part")
+    func timeOrder() {
+        struct Fixed: RandomNumberGenerator {
+            var value: UInt64
+            mutating func next() -> UInt64 { value }
+        }
+        var high = Fixed(value: .max)
+        var low = Fixed(value: 0)
+        let start = Date(timeIntervalSince1970: 1_795_000_000)
+        var previous = ObjectID.random(.token, at: start, using: &high).rawValue
+        let steps: [TimeInterval] = [0.001, 0.002, 1, 3600, 86_400 * 365, 86_400 * 365 * 1000]
+        for step in steps {
+            let next = ObjectID.random(.token, at: start.addingTimeInterval(step), using: &low).rawValue
+            #expect(previous < next, "\(previous) should sort before \(next)")
+            previous = next
+        }
+        #expect(ObjectID.random(.token, at: Date(timeIntervalSince1970: 0), using: &low).rawValue.hasPrefix("tok_00000000"))
     }
 
     @Test("ids do not repeat")
@@ -30,12 +53,12 @@ struct ObjectIDTests {
         }
         var zeros = Fixed(value: 0)
         var ones = Fixed(value: .max)
-        let low = ObjectID.random(.token, using: &zeros).rawValue
-        let high = ObjectID.random(.token, using: &ones).rawValue
+        let low = ObjectID.random(.request, at: Date(), using: &zeros).rawValue
+        let high = ObjectID.random(.request, at: Date(), using: &ones).rawValue
         // 2^128 - 1 in base 62 is 7n42DGM5Tflk9n8mt7Fhc7.
-        #expect(high == "tok_7n42DGM5Tflk9n8mt7Fhc7")
+        #expect(high == "req_7n42DGM5Tflk9n8mt7Fhc7")
         // Zero is all digits, so its first character becomes a letter.
-        #expect(low == "tok_A000000000000000000000")
+        #expect(low == "req_A000000000000000000000")
     }
 
     @Test("parsing refuses other kinds and malformed bodies")
@@ -43,6 +66,8 @@ struct ObjectIDTests {
         let id = ObjectID.random(.transaction)
         #expect(ObjectID(id.rawValue, kind: .token) == nil)
         #expect(ObjectID("tok_short", kind: .token) == nil)
-        #expect(ObjectID("tok_" + String(repeating: "!", count: 22), kind: .token) == nil)
+        #expect(ObjectID("tok_" + String(repeating: "!", count: 30), kind: .token) == nil)
+        // A token's body without its time part.
+        #expect(ObjectID("tok_" + String(repeating: "a", count: 22), kind: .token) == nil)
     }
 }

@@ -27,12 +27,15 @@ final class GroupCommit: Sendable {
     }
 
     private let writer: any DatabaseWriter
+    /// Told of every successful commit (the background checkpoint counts them).
+    private let afterCommit: (@Sendable () -> Void)?
     private let state = Mutex(State())
     /// Most writes in one transaction, so one group cannot hold the lock for long.
     private let largestGroup = 256
 
-    init(writer: any DatabaseWriter) {
+    init(writer: any DatabaseWriter, afterCommit: (@Sendable () -> Void)? = nil) {
         self.writer = writer
+        self.afterCommit = afterCommit
     }
 
     /// Runs `body` in the next group's transaction and returns what it returned, once that
@@ -71,14 +74,14 @@ final class GroupCommit: Sendable {
                     return group
                 }
                 if group.isEmpty { return }
-                Self.commit(group, db)
+                if Self.commit(group, db) { self.afterCommit?() }
             }
         }
     }
 
     /// Runs the group in one transaction and answers every write: a failed write is answered
-    /// with its error and the rest run again without it.
-    private static func commit(_ group: [Write], _ db: Database) {
+    /// with its error and the rest run again without it. Whether anything was committed.
+    private static func commit(_ group: [Write], _ db: Database) -> Bool {
         var pending = group
         while !pending.isEmpty {
             var answers: [@Sendable () -> Void] = []
@@ -106,11 +109,12 @@ final class GroupCommit: Sendable {
             } catch {
                 try? rollBack(db)
                 for write in pending { write.fail(error) }
-                return
+                return false
             }
             for answer in answers { answer() }
-            return
+            return true
         }
+        return false
     }
 
     /// Undoes the open transaction, if a failed statement has not already ended it.

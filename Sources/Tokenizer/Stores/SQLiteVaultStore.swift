@@ -18,7 +18,7 @@ public struct SQLiteVaultStore: VaultStore {
     public init(path: String) throws {
         let pool = try DatabasePool(path: path, configuration: Self.configuration)
         try Self.migrator.migrate(pool)
-        self.init(database: pool)
+        self.init(database: pool, checkpointer: try WALCheckpointer(path: path))
     }
 
     /// A private in-memory database with the same schema and settings, for tests.
@@ -36,13 +36,16 @@ public struct SQLiteVaultStore: VaultStore {
         configuration.prepareDatabase { db in
             // Erased card data must not linger in free pages of the file.
             try db.execute(sql: "PRAGMA secure_delete = ON")
+            // The log is copied into the file in the background (WALCheckpointer); the writer
+            // does it itself only past this size.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.fallbackPages)")
         }
         return configuration
     }
 
-    init(database: any DatabaseWriter) {
+    init(database: any DatabaseWriter, checkpointer: WALCheckpointer? = nil) {
         self.database = database
-        self.groupCommit = GroupCommit(writer: database)
+        self.groupCommit = GroupCommit(writer: database, afterCommit: checkpointer?.committed)
     }
 
     // MARK: - Keys and merchants
