@@ -96,4 +96,14 @@ struct JSONObjectWriterTests {
             #expect(try Self.sameJSON(body.json().finish(), APIJSON.encoder.encode(body)))
         }
     }
+
+    @Test("a sealed card's JSON opens to the same number and holder, whatever the holder's name holds")
+    func sealedCard() throws {
+        for holder in Self.awkward + [nil] as [String?] {
+            let bytes = Vault.encode(Vault.SealedCard(number: "4242424242424242", holder: holder))
+            let card = try Vault.decode(bytes)
+            #expect(card.number == "4242424242424242")
+            #expect(card.holder == holder)
+        }
+    }
 }

@@ -52,7 +52,7 @@ extension Payments {
     func save(_ card: SpentCard, client: String, merchantID: String) async throws(VaultError) -> PaymentMethod {
         let keys = vault.keys
         let sealed = try keys.seal(
-            try Vault.encode(Vault.SealedCard(number: card.pan.revealed, holder: card.holder)),
+            Vault.encode(Vault.SealedCard(number: card.pan.revealed, holder: card.holder)),
             for: .card,
             context: Self.sealingContext(client: client, fingerprint: card.fingerprint)
         )

@@ -41,7 +41,8 @@ final class GroupCommit: Sendable {
     /// Runs `body` in the next group's transaction and returns what it returned, once that
     /// transaction has committed.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        // Unchecked: every write is answered exactly once, by its group or by the failure of it.
+        try await withUnsafeThrowingContinuation { continuation in
             let write = Write(
                 run: { db in
                     do {

@@ -10,7 +10,7 @@ extension Vault {
         let id = ObjectID.random(.scan).rawValue
         let pan = result.status == .found ? result.pan : nil
         let sealed = try pan.map { pan throws(VaultError) in
-            try keys.seal(try Self.encode(SealedCard(number: pan.revealed, holder: result.holder)), for: .card, context: id)
+            try keys.seal(Self.encode(SealedCard(number: pan.revealed, holder: result.holder)), for: .card, context: id)
         }
         let record = ScanRecord(
             id: id,

@@ -64,7 +64,7 @@ extension Vault {
         let id = ObjectID.random(.token).rawValue
         let holder = card.holder?.trimmingCharacters(in: .whitespaces).prefix(100)
         let sealedCard = try keys.seal(
-            try Self.encode(SealedCard(number: pan.revealed, holder: holder.map(String.init))),
+            Self.encode(SealedCard(number: pan.revealed, holder: holder.map(String.init))),
             for: .card,
             context: id
         )
@@ -171,17 +171,19 @@ extension Vault {
         VaultError(.tokenNotFound, "no token \(id.prefix(40)) for this merchant; check the id, or create a new token")
     }
 
-    /// What is sealed: the number and the holder's name.
-    struct SealedCard: Codable {
+    /// What is sealed: the number and the holder's name, as a JSON object.
+    struct SealedCard: Decodable {
         var number: String
         var holder: String?
     }
 
-    static let sealedEncoder = JSONEncoder()
     static let sealedDecoder = JSONDecoder()
 
-    static func encode(_ card: SealedCard) throws(VaultError) -> [UInt8] {
-        do { return Array(try sealedEncoder.encode(card)) } catch { throw VaultError(.storage, "could not encode card data") }
+    static func encode(_ card: SealedCard) -> [UInt8] {
+        var json = JSONObjectWriter(capacity: 64)
+        json.field("number", card.number)
+        json.field("holder", card.holder)
+        return json.finish()
     }
 
     static func decode(_ bytes: [UInt8]) throws(VaultError) -> SealedCard {

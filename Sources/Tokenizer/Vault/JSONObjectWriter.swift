@@ -1,13 +1,10 @@
-import Foundation
-import HTTPTypes
-import Hummingbird
-import NIOCore
-import Tokenizer
+package import Foundation
 
-/// Writes a JSON object straight into bytes, for the two answers the API gives most (a token,
-/// a transaction): the generic `JSONEncoder` was a quarter of a token request's own work.
-/// Like the encoder's synthesized output, absent optionals are left out; the response types
-/// stay `Encodable` for lists, and a test holds both outputs equal.
+/// Writes a JSON object straight into bytes, for what is written on every token: the API's
+/// two commonest answers (a token, a transaction) and the sealed card. The generic
+/// `JSONEncoder` was a quarter of a token request's own work. Like the encoder's synthesized
+/// output, absent optionals are left out; the response types stay `Encodable` for lists, and
+/// tests hold both outputs equal.
 ///
 /// ```swift
 /// var json = JSONObjectWriter()
@@ -15,39 +12,39 @@ import Tokenizer
 /// json.object("card") { $0.field("last4", "4242") }
 /// let bytes = json.finish()   // {"id":"tok_…","card":{"last4":"4242"}}
 /// ```
-struct JSONObjectWriter {
+package struct JSONObjectWriter {
     private var bytes: [UInt8]
     private var empty = true
 
-    init(capacity: Int = 512) {
+    package init(capacity: Int = 512) {
         bytes = []
         bytes.reserveCapacity(capacity)
         bytes.append(UInt8(ascii: "{"))
     }
 
-    mutating func field(_ key: StaticString, _ value: String?) {
+    package mutating func field(_ key: StaticString, _ value: String?) {
         guard let value else { return }
         self.key(key)
         Self.appendString(value, to: &bytes)
     }
 
-    mutating func field(_ key: StaticString, _ value: Int?) {
+    package mutating func field(_ key: StaticString, _ value: Int?) {
         guard let value else { return }
         self.key(key)
         bytes.append(contentsOf: String(value).utf8)
     }
 
-    mutating func field(_ key: StaticString, _ value: Bool) {
+    package mutating func field(_ key: StaticString, _ value: Bool) {
         self.key(key)
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
     /// ISO 8601 to the second, as the API's encoder writes dates.
-    mutating func field(_ key: StaticString, _ value: Date) {
+    package mutating func field(_ key: StaticString, _ value: Date) {
         field(key, StoreDate.iso8601(value))
     }
 
-    mutating func field(_ key: StaticString, _ card: CardSummary) {
+    package mutating func field(_ key: StaticString, _ card: CardSummary) {
         object(key) { json in
             json.field("brand", card.brand)
             json.field("bin", card.bin)
@@ -57,7 +54,7 @@ struct JSONObjectWriter {
         }
     }
 
-    mutating func object(_ key: StaticString, _ fill: (inout JSONObjectWriter) -> Void) {
+    package mutating func object(_ key: StaticString, _ fill: (inout JSONObjectWriter) -> Void) {
         self.key(key)
         bytes.append(UInt8(ascii: "{"))
         empty = true
@@ -67,16 +64,9 @@ struct JSONObjectWriter {
     }
 
     /// The object's bytes, closed.
-    consuming func finish() -> [UInt8] {
+    package consuming func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         return bytes
-    }
-
-    /// A response carrying the object.
-    consuming func response(status: HTTPResponse.Status) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: finish())))
     }
 
     private mutating func key(_ key: StaticString) {
@@ -89,7 +79,7 @@ struct JSONObjectWriter {
 
     /// A JSON string (RFC 8259): quote, backslash and control characters escaped, the rest
     /// as UTF-8.
-    static func appendString(_ value: String, to bytes: inout [UInt8]) {
+    package static func appendString(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {
