@@ -29,95 +29,91 @@ struct GroupCommitTests {
 
     @Test("200 concurrent inserts on a WAL file, one of them a duplicate: only the duplicate fails, every other is stored")
     func failingWriteFailsAlone() async throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try SQLiteVaultStore(path: folder.appendingPathComponent("vault.sqlite").path)
-        let fixture = try await VaultFixture(store: store)
-        let merchant = fixture.merchantID
-        try await store.insertToken(Self.record("tok_taken", merchantID: merchant))
-        let ids = (0..<199).map { "tok_\($0)" } + ["tok_taken"]
-        let failed = await withTaskGroup(of: String?.self) { group in
-            for id in ids {
-                group.addTask {
-                    do {
-                        try await store.insertToken(Self.record(id, merchantID: merchant))
-                        return nil
-                    } catch {
-                        return id
+        try await withFileStore { store, _ in
+            let fixture = try await VaultFixture(store: store)
+            let merchant = fixture.merchantID
+            try await store.insertToken(Self.record("tok_taken", merchantID: merchant))
+            let ids = (0..<199).map { "tok_\($0)" } + ["tok_taken"]
+            let failed = await withTaskGroup(of: String?.self) { group in
+                for id in ids {
+                    group.addTask {
+                        do {
+                            try await store.insertToken(Self.record(id, merchantID: merchant))
+                            return nil
+                        } catch {
+                            return id
+                        }
                     }
                 }
+                var failed: [String] = []
+                for await id in group { if let id { failed.append(id) } }
+                return failed
             }
-            var failed: [String] = []
-            for await id in group { if let id { failed.append(id) } }
-            return failed
-        }
-        #expect(failed == ["tok_taken"])
-        for id in ids.dropLast() {
-            #expect(try await store.token(id: id, merchantID: merchant) != nil)
+            #expect(failed == ["tok_taken"])
+            for id in ids.dropLast() {
+                #expect(try await store.token(id: id, merchantID: merchant) != nil)
+            }
         }
     }
 
     @Test("writes that share a group with failing ones are done exactly once: 100 spends among 20 clashing inserts")
     func failuresDoNotRepeatOthers() async throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try SQLiteVaultStore(path: folder.appendingPathComponent("vault.sqlite").path)
-        let fixture = try await VaultFixture(store: store)
-        let merchant = fixture.merchantID
-        let ids = (0..<100).map { "tok_\($0)" }
-        for id in ids { try await store.insertToken(Self.record(id, merchantID: merchant)) }
-        let (spent, clashes) = await withTaskGroup(of: (spent: Bool, clash: Bool).self) { group in
-            for (index, id) in ids.enumerated() {
-                group.addTask {
-                    let outcome = try? await store.spendToken(id: id, merchantID: merchant, amount: 100, currency: "EUR", at: Date())
-                    if case .spent = outcome { return (true, false) }
-                    return (false, false)
-                }
-                if index % 5 == 0 {
+        try await withFileStore { store, _ in
+            let fixture = try await VaultFixture(store: store)
+            let merchant = fixture.merchantID
+            let ids = (0..<100).map { "tok_\($0)" }
+            for id in ids { try await store.insertToken(Self.record(id, merchantID: merchant)) }
+            let (spent, clashes) = await withTaskGroup(of: (spent: Bool, clash: Bool).self) { group in
+                for (index, id) in ids.enumerated() {
                     group.addTask {
-                        do {
-                            try await store.insertToken(Self.record(id, merchantID: merchant))
-                            return (false, false)
-                        } catch {
-                            return (false, true)
+                        let outcome = try? await store.spendToken(id: id, merchantID: merchant, amount: 100, currency: "EUR", at: Date())
+                        if case .spent = outcome { return (true, false) }
+                        return (false, false)
+                    }
+                    if index % 5 == 0 {
+                        group.addTask {
+                            do {
+                                try await store.insertToken(Self.record(id, merchantID: merchant))
+                                return (false, false)
+                            } catch {
+                                return (false, true)
+                            }
                         }
                     }
                 }
+                var totals = (0, 0)
+                for await result in group {
+                    totals.0 += result.spent ? 1 : 0
+                    totals.1 += result.clash ? 1 : 0
+                }
+                return totals
             }
-            var totals = (0, 0)
-            for await result in group {
-                totals.0 += result.spent ? 1 : 0
-                totals.1 += result.clash ? 1 : 0
+            #expect(spent == 100)
+            #expect(clashes == 20)
+            for id in ids {
+                let again = try await store.spendToken(id: id, merchantID: merchant, amount: 100, currency: "EUR", at: Date())
+                #expect(again == .alreadyUsed, "\(id) was not spent exactly once")
             }
-            return totals
-        }
-        #expect(spent == 100)
-        #expect(clashes == 20)
-        for id in ids {
-            let again = try await store.spendToken(id: id, merchantID: merchant, amount: 100, currency: "EUR", at: Date())
-            #expect(again == .alreadyUsed, "\(id) was not spent exactly once")
         }
     }
 
     @Test("the log is copied into the database file in the background, long before SQLite's own threshold")
     func backgroundCheckpoint() async throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("vault.sqlite").path
-        let store = try SQLiteVaultStore(path: path)
-        let fixture = try await VaultFixture(store: store)
-        func fileSize() throws -> Int { try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0 }
-        let before = try fileSize()
-        // One commit each: twice the checkpoint interval, a few hundred pages of log, far
-        // below the inline threshold of WALCheckpointer.fallbackPages.
-        for index in 0..<(2 * WALCheckpointer.interval) {
-            try await store.insertToken(Self.record("tok_\(index)", merchantID: fixture.merchantID))
+        try await withFileStore { store, path in
+            let fixture = try await VaultFixture(store: store)
+            func fileSize() throws -> Int { try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0 }
+            let before = try fileSize()
+            // One commit each: twice the checkpoint interval, a few hundred pages of log, far
+            // below the inline threshold of WALCheckpointer.fallbackPages.
+            for index in 0..<(2 * WALCheckpointer.interval) {
+                try await store.insertToken(Self.record("tok_\(index)", merchantID: fixture.merchantID))
+            }
+            var after = try fileSize()
+            for _ in 0..<100 where after <= before {
+                try await Task.sleep(for: .milliseconds(20))
+                after = try fileSize()
+            }
+            #expect(after > before, "the database file did not grow: nothing was checkpointed")
         }
-        var after = try fileSize()
-        for _ in 0..<100 where after <= before {
-            try await Task.sleep(for: .milliseconds(20))
-            after = try fileSize()
-        }
-        #expect(after > before, "the database file did not grow: nothing was checkpointed")
     }
 }

@@ -46,3 +46,12 @@ func temporaryFolder() throws -> URL {
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
+
+/// A store in WAL mode on a file in a fresh folder (with the file's path), removed when `body`
+/// returns.
+func withFileStore<T>(_ body: (SQLiteVaultStore, String) async throws -> T) async throws -> T {
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let path = folder.appendingPathComponent("vault.sqlite").path
+    return try await body(try SQLiteVaultStore(path: path), path)
+}

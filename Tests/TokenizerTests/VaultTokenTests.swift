@@ -122,38 +122,37 @@ struct VaultTokenTests {
 struct VaultConcurrencyTests {
     @Test("100 tokens, 32 concurrent spenders each, on a WAL file: exactly 100 spends succeed")
     func concurrentSpenders() async throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try SQLiteVaultStore(path: folder.appendingPathComponent("vault.sqlite").path)
-        let fixture = try await VaultFixture(store: store)
-        var ids: [String] = []
-        for _ in 0..<100 {
-            ids.append(try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa).id)
-        }
-        let currency = try Currency("EUR")
-        let outcomes = await withTaskGroup(of: (String, VaultError.Code?).self) { group in
-            for id in ids {
-                for _ in 0..<32 {
-                    group.addTask {
-                        do {
-                            _ = try await fixture.vault.spend(id, merchantID: fixture.merchantID, amount: 100, currency: currency)
-                            return (id, nil)
-                        } catch let error as VaultError {
-                            return (id, error.code)
-                        } catch {
-                            return (id, .storage)
+        try await withFileStore { store, _ in
+            let fixture = try await VaultFixture(store: store)
+            var ids: [String] = []
+            for _ in 0..<100 {
+                ids.append(try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa).id)
+            }
+            let currency = try Currency("EUR")
+            let outcomes = await withTaskGroup(of: (String, VaultError.Code?).self) { group in
+                for id in ids {
+                    for _ in 0..<32 {
+                        group.addTask {
+                            do {
+                                _ = try await fixture.vault.spend(id, merchantID: fixture.merchantID, amount: 100, currency: currency)
+                                return (id, nil)
+                            } catch let error as VaultError {
+                                return (id, error.code)
+                            } catch {
+                                return (id, .storage)
+                            }
                         }
                     }
                 }
+                var all: [(String, VaultError.Code?)] = []
+                for await outcome in group { all.append(outcome) }
+                return all
             }
-            var all: [(String, VaultError.Code?)] = []
-            for await outcome in group { all.append(outcome) }
-            return all
+            #expect(outcomes.count == 3200)
+            let wins = outcomes.filter { $0.1 == nil }.map(\.0)
+            #expect(wins.count == 100)
+            #expect(Set(wins).count == 100)
+            #expect(outcomes.filter { $0.1 == VaultError.Code.tokenAlreadyUsed }.count == 3100)
         }
-        #expect(outcomes.count == 3200)
-        let wins = outcomes.filter { $0.1 == nil }.map(\.0)
-        #expect(wins.count == 100)
-        #expect(Set(wins).count == 100)
-        #expect(outcomes.filter { $0.1 == VaultError.Code.tokenAlreadyUsed }.count == 3100)
     }
 }
