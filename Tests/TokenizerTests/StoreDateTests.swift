@@ -14,6 +14,12 @@ struct StoreDateTests {
             Date(timeIntervalSince1970: 4_107_542_399.999), Date(timeIntervalSince1970: -86_400.5), Date(),
         ]
         for _ in 0..<5000 { dates.append(Date(timeIntervalSince1970: Double.random(in: -2_000_000_000...5_000_000_000, using: &generator))) }
+        // Exactly half a millisecond, before and after 1970: where rounding rules part.
+        for _ in 0..<2000 {
+            let milliseconds = Double(Int64.random(in: -2_000_000_000_000...5_000_000_000_000, using: &generator))
+            dates.append(Date(timeIntervalSince1970: (milliseconds + 0.5) / 1000))
+        }
+        dates.append(Date(timeIntervalSince1970: -768_607_307.3395))
         for date in dates {
             let grdb = try #require(String.fromDatabaseValue(date.databaseValue))
             #expect(StoreDate.text(date) == grdb, "\(date.timeIntervalSince1970)")

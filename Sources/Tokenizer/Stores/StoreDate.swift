@@ -7,8 +7,9 @@ public enum StoreDate {
     /// "yyyy-MM-dd HH:mm:ss.SSS": the text GRDB writes for a `Date`, so that the two compare
     /// and sort alike in SQL.
     static func text(_ date: Date) -> String {
-        // Whole milliseconds since 1970, rounded to the nearest as the formatter does.
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        // Whole milliseconds since 1970, rounded to the nearest, halves up (towards the
+        // future, before 1970 too), as the formatter does.
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000 + 0.5).rounded(.down))
         return format(milliseconds: milliseconds, separator: " ", fraction: true)
     }
 
