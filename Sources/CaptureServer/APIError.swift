@@ -44,11 +44,9 @@ public struct APIError: HTTPResponseError, Sendable {
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = Body(error: .init(type: kind.rawValue, code: code, message: message, param: param))
-        let data = try APIJSON.encoder.encode(body)
         var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return APIJSON.response(status, try APIJSON.encoder.encode(body), headers: headers)
     }
 
     // MARK: - Common errors
@@ -156,4 +154,11 @@ enum APIJSON {
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }()
+
+    /// A response carrying JSON bytes, with any further headers.
+    static func response(_ status: HTTPResponse.Status, _ bytes: some Sequence<UInt8>, headers extra: HTTPFields = [:]) -> Response {
+        var headers = extra
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
 }

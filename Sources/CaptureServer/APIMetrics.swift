@@ -2,6 +2,7 @@ import CardCapture
 import CoreMetrics
 import Metrics
 public import Prometheus
+import Synchronization
 
 /// What the server counts, through swift-metrics into a Prometheus registry of its own
 /// (served at `GET /metrics`): requests by route and status with their durations, scans by
@@ -12,10 +13,11 @@ public import Prometheus
 public final class APIMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
-    /// Counters of the token and transaction routes, made once: looking a counter up through
-    /// the factory on every request cost more than the rest of the bookkeeping.
-    private let tokensCreated: [String: CoreMetrics.Counter]
-    private let transactions: [String: CoreMetrics.Counter]
+    /// Every series' handler, made once: looking one up through the factory on every request
+    /// cost more than the rest of the bookkeeping. Labels are bounded (route templates,
+    /// statuses, outcomes), so is this.
+    private let counters = Mutex<[[String]: CoreMetrics.Counter]>([:])
+    private let timers = Mutex<[[String]: CoreMetrics.Timer]>([:])
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -32,11 +34,6 @@ public final class APIMetrics: Sendable {
             ],
         ]
         self.factory = factory
-        func counters(_ label: String, _ dimension: String, _ values: [String]) -> [String: CoreMetrics.Counter] {
-            Dictionary(uniqueKeysWithValues: values.map { ($0, CoreMetrics.Counter(label: label, dimensions: [(dimension, $0)], factory: factory)) })
-        }
-        self.tokensCreated = counters("tokens_created_total", "source", ["card", "scan"])
-        self.transactions = counters("transactions_total", "status", ["succeeded", "declined", "failed"])
     }
 
     static let requestDuration = "http_request_duration_seconds"
@@ -44,27 +41,48 @@ public final class APIMetrics: Sendable {
 
     /// One answered request: `route` is the matched template (`NotFound` for no route).
     func request(method: String, route: String, status: Int, duration: Duration) {
-        Counter(label: "http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory)
-            .increment()
-        Timer(label: Self.requestDuration, dimensions: [("method", method), ("route", route)], factory: factory).recordNanoseconds(
-            duration.nanoseconds
-        )
+        counter("http_requests_total", [("method", method), ("route", route), ("status", String(status))]).increment()
+        timer(Self.requestDuration, [("method", method), ("route", route)]).recordNanoseconds(duration.nanoseconds)
     }
 
     /// One image scanned: `found`, `not_found`, or the error code that stopped it.
     func scan(outcome: String, duration: Duration) {
-        Counter(label: "scans_total", dimensions: [("outcome", outcome)], factory: factory).increment()
-        Timer(label: Self.scanDuration, dimensions: [], factory: factory).recordNanoseconds(duration.nanoseconds)
+        counter("scans_total", [("outcome", outcome)]).increment()
+        timer(Self.scanDuration, []).recordNanoseconds(duration.nanoseconds)
     }
 
     /// One token made, from a card's number or from a scan.
     func tokenCreated(from source: String) {
-        (tokensCreated[source] ?? Counter(label: "tokens_created_total", dimensions: [("source", source)], factory: factory)).increment()
+        counter("tokens_created_total", [("source", source)]).increment()
     }
 
     /// One transaction recorded: `succeeded`, `declined` or `failed`.
     func transaction(status: String) {
-        (transactions[status] ?? Counter(label: "transactions_total", dimensions: [("status", status)], factory: factory)).increment()
+        counter("transactions_total", [("status", status)]).increment()
+    }
+
+    private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
+        Self.handler(in: counters, label, dimensions) { CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory) }
+    }
+
+    private func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
+        Self.handler(in: timers, label, dimensions) { CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory) }
+    }
+
+    /// The series' handler from `made`, made and kept on first use.
+    private static func handler<Handler>(
+        in made: borrowing Mutex<[[String]: Handler]>,
+        _ label: String,
+        _ dimensions: [(String, String)],
+        make: () -> Handler
+    ) -> Handler {
+        let key = [label] + dimensions.flatMap { [$0.0, $0.1] }
+        return made.withLock { made in
+            if let handler = made[key] { return handler }
+            let handler = make()
+            made[key] = handler
+            return handler
+        }
     }
 
     /// The Prometheus text exposition of everything counted so far.

@@ -46,11 +46,7 @@ public struct CaptureAPI: Sendable {
         let router = Router(context: APIContext.self)
         router.middlewares.add(RequestLogMiddleware(metrics: metrics))
         router.get("healthz") { _, _ in ["status": "ok"] }
-        router.get("openapi.json") { _, _ in
-            var headers = HTTPFields()
-            headers[.contentType] = "application/json; charset=utf-8"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: Self.openAPIDocument)))
-        }
+        router.get("openapi.json") { _, _ in APIJSON.response(.ok, Self.openAPIDocument) }
         router.get("metrics") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"

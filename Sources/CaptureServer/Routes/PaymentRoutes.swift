@@ -187,8 +187,7 @@ struct PaymentRoutes {
 
     static func response(_ status: HTTPResponse.Status, _ body: Data, replayed: Bool) -> Response {
         var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
         if replayed { headers[Self.replayedHeader] = "true" }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return APIJSON.response(status, body, headers: headers)
     }
 }
