@@ -17,13 +17,7 @@ struct ServerOptions: ParsableArguments {
     var json = false
 
     func client() throws -> APIClient {
-        guard let base = URL(string: server), base.scheme == "http" || base.scheme == "https" else {
-            throw ValidationError("--server must be an http:// or https:// URL, such as http://127.0.0.1:8080")
-        }
-        guard let key = key ?? ProcessInfo.processInfo.environment["CAPTURE_API_KEY"], !key.isEmpty else {
-            throw ValidationError("give --key or set CAPTURE_API_KEY (keys come from `capture-cli keys create`)")
-        }
-        return APIClient(base: base, key: key)
+        try APIClient(server: server, key: key)
     }
 }
 
@@ -31,6 +25,20 @@ struct ServerOptions: ParsableArguments {
 struct APIClient {
     let base: URL
     let key: String
+
+    /// A client of the API at `server`, with `key` or else `$CAPTURE_API_KEY`.
+    ///
+    /// - Throws: `ValidationError` for a URL that is not http(s) or no key.
+    init(server: String, key: String?) throws {
+        guard let base = URL(string: server), base.scheme == "http" || base.scheme == "https" else {
+            throw ValidationError("--server must be an http:// or https:// URL, such as http://127.0.0.1:8080")
+        }
+        guard let key = key ?? ProcessInfo.processInfo.environment["CAPTURE_API_KEY"], !key.isEmpty else {
+            throw ValidationError("give --key or set CAPTURE_API_KEY (keys come from `capture-cli keys create`)")
+        }
+        self.base = base
+        self.key = key
+    }
 
     /// The status and JSON body of a request; a server that cannot be reached ends the
     /// command with status 2 and says which server it tried.

@@ -76,21 +76,11 @@ struct TokenizeCommand: AsyncParsableCommand {
             Terminal.writeError("capture-cli: the expiry could not be read off the image; give it with --expiry MM/YY")
             throw ExitCode(1)
         }
-        var body: [String: Any] = ["number": cardNumber, "exp_month": month, "exp_year": year]
-        body["cvc"] = cvc
-        body["holder"] = name
-        body["amount"] = amount
-        body["currency"] = currency
-        let (status, data) = try await client.send("POST", "v1/tokens", body: body)
-        let token = try APIClient.object(status, data)
-        if server.json {
-            print(String(decoding: data, as: UTF8.self))
-            return
-        }
-        let card = token["card"] as? [String: Any] ?? [:]
-        let last4 = card["last4"] as? String ?? "????"
-        print(
-            "\(token["id"] as? String ?? "?")  \(card["brand"] as? String ?? "card") ****\(last4)  expires \(token["expires_at"] as? String ?? "?")"
+        try await client.tokenize(
+            CardFields(number: cardNumber, month: month, year: year, cvc: cvc, holder: name),
+            amount: amount,
+            currency: currency,
+            json: server.json
         )
     }
 }

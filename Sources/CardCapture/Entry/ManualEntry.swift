@@ -188,7 +188,13 @@ public struct ManualEntry: Sendable {
                 maximumLength: digits
             )
         case .holder:
-            return Prompt(field: field, label: "Name on card (optional)", defaultShown: defaults.holder, isSecret: false, maximumLength: Self.longestHolder)
+            return Prompt(
+                field: field,
+                label: "Name on card (optional)",
+                defaultShown: defaults.holder,
+                isSecret: false,
+                maximumLength: Self.longestHolder
+            )
         }
     }
 
