@@ -42,7 +42,8 @@ struct EnterCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try server.map { try APIClient(server: $0, key: key) }
         var entry = ManualEntry()
-        let card = try EntryPrompt(output: json ? 2 : 1).card(from: &entry)
+        var prompt = EntryPrompt(output: json ? 2 : 1)
+        let card = try prompt.card(from: &entry)
         if let client {
             try await client.tokenize(
                 CardFields(
@@ -64,7 +65,7 @@ struct EnterCommand: AsyncParsableCommand {
 
 extension EntryPrompt {
     /// The confirmed card; a cancelled entry ends the command (status 1, or 130 after Ctrl-C).
-    func card(from entry: inout ManualEntry, reason: String? = nil) throws -> ManualEntry.Card {
+    mutating func card(from entry: inout ManualEntry, reason: String? = nil) throws -> ManualEntry.Card {
         switch run(&entry, reason: reason) {
         case .card(let card): return card
         case .cancelled: throw ExitCode(1)

@@ -21,15 +21,17 @@ struct EntryPrompt {
 
     let output: Int32
     private let input: Int32 = 0
+    /// Kept from one entry to the next: `scan` asks once per image, from one input.
+    private var lines = LineReader(descriptor: 0)
 
     init(output: Int32) {
         self.output = output
     }
 
     /// Asks until the card is confirmed or the person cancels. `reason`, when given, is said
-    /// first: why the prompt is asking (for example what the scan could not read).
-    func run(_ entry: inout ManualEntry, reason: String? = nil) -> Outcome {
-        if let reason { say("\(reason.prefix(1).uppercased() + reason.dropFirst()).\n") }
+    /// first, as a sentence: why the prompt is asking (for example what the scan could not read).
+    mutating func run(_ entry: inout ManualEntry, reason: String? = nil) -> Outcome {
+        if let reason { say(reason + ".\n") }
         if Terminal.isTerminal(input), let raw = RawMode(input) {
             defer { raw.restore() }
             say("Type the card's details; Enter keeps a value in [brackets]; Ctrl-C cancels.\n")
@@ -79,8 +81,7 @@ struct EntryPrompt {
 
     // MARK: - Lines
 
-    private func runLines(_ entry: inout ManualEntry) -> Outcome {
-        var lines = LineReader(descriptor: input)
+    private mutating func runLines(_ entry: inout ManualEntry) -> Outcome {
         var confirming = false
         while let prompt = entry.prompt {
             if prompt.field == nil && !confirming { say("  \(entry.summary)\n") }

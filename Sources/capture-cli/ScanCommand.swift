@@ -10,7 +10,9 @@ struct ScanCommand: AsyncParsableCommand {
         abstract: "Read the card number and expiry off PNG images.",
         discussion: """
             Numbers are masked (first 6, last 4) unless --reveal is given. With --json, one JSON \
-            object per image and line, in input order.
+            object per image and line, in input order. With --manual-fallback, an image whose number \
+            could not be read, or not surely, opens the manual-entry prompt (on standard error) with \
+            what the scan did read as defaults; Ctrl-D keeps the scan's result, Ctrl-C stops.
             Exit status: 0 when every image gave a number, 1 when some did not, 2 on an error or bad usage.
             """
     )
@@ -32,6 +34,12 @@ struct ScanCommand: AsyncParsableCommand {
         help: "Write a picture per image to this folder showing the card outline, the rows read and the digits read (in full)."
     )
     var debugDirectory: String?
+
+    @Flag(
+        name: .customLong("manual-fallback"),
+        help: "Ask for the card by hand when the scan finds no number or an unsure one."
+    )
+    var manualFallback = false
 
     func validate() throws {
         if images.isEmpty { throw ValidationError("give at least one PNG image to scan") }
@@ -61,6 +69,8 @@ struct ScanCommand: AsyncParsableCommand {
         var outcomes = [ScanOutcome?](repeating: nil, count: images.count)
         var nextToPrint = 0
         var failures = (notFound: 0, errors: 0)
+        var prompt = manualFallback ? EntryPrompt(output: 2) : nil
+        var interrupted = false
 
         await withTaskGroup(of: (Int, ScanOutcome).self) { group in
             var nextToStart = 0
@@ -88,9 +98,17 @@ struct ScanCommand: AsyncParsableCommand {
                 outcomes[index] = outcome
                 progress.advance()
                 // Print in input order as soon as the next image in line is done.
-                while nextToPrint < outcomes.count, let ready = outcomes[nextToPrint] {
+                while nextToPrint < outcomes.count, var ready = outcomes[nextToPrint] {
                     progress.clear()
-                    print(json ? JSONLine.encode(ScanJSON(ready, reveal: reveal)) : ScanRow(ready, reveal: reveal).text)
+                    if prompt != nil {
+                        guard let entered = prompt?.fallback(for: ready) else {
+                            interrupted = true
+                            group.cancelAll()
+                            return
+                        }
+                        ready = entered
+                    }
+                    print(json ? JSONLine.encode(ScanJSON(ready, reveal: reveal, showSource: manualFallback)) : ScanRow(ready, reveal: reveal).text)
                     switch ready.result {
                     case .success(let result) where result.status == .notFound: failures.notFound += 1
                     case .failure: failures.errors += 1
@@ -103,6 +121,7 @@ struct ScanCommand: AsyncParsableCommand {
             }
         }
         progress.finish()
+        if interrupted { throw ExitCode(130) }
         if failures.errors > 0 { throw ExitCode(2) }
         if failures.notFound > 0 { throw ExitCode(1) }
     }
@@ -110,8 +129,21 @@ struct ScanCommand: AsyncParsableCommand {
 
 /// One image's outcome: a result or an error that never holds card data.
 struct ScanOutcome: Sendable {
+    enum Source: String, Sendable {
+        case scan
+        /// Typed by a person after the scan fell short.
+        case manual
+    }
+
     let file: String
     let result: Result<ScanResult, OCRError>
+    var source = Source.scan
+
+    init(file: String, entered result: ScanResult) {
+        self.file = file
+        self.result = .success(result)
+        self.source = .manual
+    }
 
     init(file: String, _ body: () throws -> ScanResult) {
         self.file = file
@@ -142,9 +174,12 @@ struct ScanJSON: Encodable {
     let ms: Double
     let holder: String?
     let error: ErrorJSON?
+    /// `scan` or `manual`; only with --manual-fallback.
+    let source: String?
 
-    init(_ outcome: ScanOutcome, reveal: Bool) {
+    init(_ outcome: ScanOutcome, reveal: Bool, showSource: Bool = false) {
         file = outcome.file
+        source = showSource ? outcome.source.rawValue : nil
         switch outcome.result {
         case .success(let result):
             status = result.status.rawValue
@@ -170,7 +205,7 @@ struct ScanJSON: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, error
+        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, error, source
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -185,6 +220,7 @@ struct ScanJSON: Encodable {
         try container.encode(ms, forKey: .ms)
         try container.encodeIfPresent(holder, forKey: .holder)
         try container.encodeIfPresent(error, forKey: .error)
+        try container.encodeIfPresent(source, forKey: .source)
     }
 }
 
@@ -199,7 +235,8 @@ struct ScanRow {
     init(_ outcome: ScanOutcome, reveal: Bool) {
         let json = ScanJSON(outcome, reveal: reveal)
         let expiry = json.expiry.map { ($0.month < 10 ? "0" : "") + "\($0.month)/\($0.year % 100)" } ?? "-"
-        var text = Self.pad(json.file.split(separator: "/").last.map(String.init) ?? json.file, 34) + Self.pad(json.status, 11)
+        let status = outcome.source == .manual ? "entered" : json.status
+        var text = Self.pad(json.file.split(separator: "/").last.map(String.init) ?? json.file, 34) + Self.pad(status, 11)
         if let error = json.error {
             text += "\(error.code): \(error.message)"
         } else {

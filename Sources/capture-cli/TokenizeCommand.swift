@@ -8,7 +8,8 @@ struct TokenizeCommand: AsyncParsableCommand {
         commandName: "tokenize",
         abstract: "Exchange a card for a single-use token on the API: read off an image, or given with flags.",
         discussion: """
-            The CVC is never printed on a card's front: give it with --cvc. \
+            The CVC is never printed on a card's front: give it with --cvc (or type it at the prompt \
+            of --manual-fallback). \
             Exit status: 0 with a token, 1 when no number could be read or the card is refused, 2 on bad usage or server errors.
             """
     )
@@ -34,53 +35,85 @@ struct TokenizeCommand: AsyncParsableCommand {
     @Option(help: "Bind the token to this ISO 4217 currency.")
     var currency: String?
 
+    @Flag(
+        name: .customLong("manual-fallback"),
+        help: "Ask for the card by hand when the scan finds no number, an unsure one or no expiry."
+    )
+    var manualFallback = false
+
     @OptionGroup var server: ServerOptions
 
     func validate() throws {
         if (image == nil) == (number == nil) { throw ValidationError("give an image to scan or --number, one of the two") }
         if number != nil && expiry == nil { throw ValidationError("--number needs --expiry") }
+        if manualFallback && image == nil {
+            throw ValidationError("--manual-fallback is for an image the scan may not read; with --number there is nothing to fall back from")
+        }
     }
 
     func run() async throws {
         let client = try server.client()
-        var cardNumber = number
-        var month: Int?
-        var year: Int?
-        var name = holder
-        if let image {
-            let result: ScanResult
-            do {
-                result = try CardScanner().scan(contentsOf: image)
-            } catch {
-                Terminal.writeError("capture-cli: cannot read \(image): \(error)")
-                throw ExitCode(2)
-            }
-            guard result.status == .found, let pan = result.pan else {
-                Terminal.writeError("capture-cli: no card number could be read off \(image); give it with --number")
-                throw ExitCode(1)
-            }
-            cardNumber = pan.revealed
-            (month, year) = (result.expiry?.month, result.expiry?.year)
-            name = name ?? result.holder
-        }
+        var given: Expiry?
         if let expiry {
             do {
-                let parsed = try Expiry.parse(expiry)
-                (month, year) = (parsed.month, parsed.year)
+                given = try Expiry.parse(expiry)
             } catch {
                 Terminal.writeError("capture-cli: \(error.message)")
                 throw ExitCode(1)
             }
         }
-        guard let month, let year, let cardNumber else {
-            Terminal.writeError("capture-cli: the expiry could not be read off the image; give it with --expiry MM/YY")
+        let card: CardFields
+        if let image {
+            card = try read(image, expiry: given)
+        } else if let number, let given {
+            card = CardFields(number: number, month: given.month, year: given.year, cvc: cvc, holder: holder)
+        } else {
+            preconditionFailure("validate() lets through only an image or a number with an expiry")
+        }
+        try await client.tokenize(card, amount: amount, currency: currency, json: server.json)
+    }
+
+    /// The card off an image, finished by hand with --manual-fallback when the scan falls short.
+    private func read(_ image: String, expiry given: Expiry?) throws -> CardFields {
+        var scanned: ScanResult?
+        var reason: String?
+        do {
+            var result = try CardScanner().scan(contentsOf: image)
+            result.expiry = given ?? result.expiry
+            scanned = result
+            reason = ManualEntry.reasonToAsk(after: result, expiryNeeded: true)
+        } catch {
+            guard manualFallback else {
+                Terminal.writeError("capture-cli: cannot read \(image): \(error)")
+                throw ExitCode(2)
+            }
+            reason = "\(image) could not be scanned (\(error))"
+        }
+        if let scanned, let pan = scanned.pan, let expiry = scanned.expiry, reason == nil || !manualFallback {
+            return CardFields(number: pan.revealed, month: expiry.month, year: expiry.year, cvc: cvc, holder: holder ?? scanned.holder)
+        }
+        guard manualFallback else {
+            if scanned?.pan == nil {
+                Terminal.writeError(
+                    "capture-cli: no card number could be read off \(image); give it with --number, or type it with --manual-fallback"
+                )
+            } else {
+                Terminal.writeError("capture-cli: the expiry could not be read off the image; give it with --expiry MM/YY")
+            }
             throw ExitCode(1)
         }
-        try await client.tokenize(
-            CardFields(number: cardNumber, month: month, year: year, cvc: cvc, holder: name),
-            amount: amount,
-            currency: currency,
-            json: server.json
+        var defaults = scanned.map(ManualEntry.defaults(from:)) ?? ManualEntry.Values()
+        defaults.holder = holder ?? defaults.holder
+        let fields: [ManualEntry.Field] = [.number, .expiry] + (cvc == nil ? [.cvc] : []) + (holder == nil ? [.holder] : [])
+        var entry = ManualEntry(fields: fields, defaults: defaults)
+        var prompt = EntryPrompt(output: server.json ? 2 : 1)
+        let card = try prompt.card(from: &entry, reason: reason)
+        return CardFields(
+            number: card.pan.revealed,
+            month: card.expiry.month,
+            year: card.expiry.year,
+            cvc: card.cvc?.revealed ?? cvc,
+            holder: card.holder ?? holder
         )
     }
 }
