@@ -15,14 +15,17 @@ struct EntryLineTests {
         text.map { line.press(.character($0)) }
     }
 
-    @Test("the number is shown grouped as its brand prints it, the brand named as soon as it is known", arguments: [
-        ("4242424242424242", "4242 4242 4242 4242", "Visa"),
-        ("378282246310005", "3782 822463 10005", "American Express"),
-        ("36227206271667", "3622 720627 1667", "Diners Club"),
-        ("5555", "5555", "Mastercard"),
-        ("37828", "3782 8", "American Express"),
-        ("4242424242424242424", "4242 4242 4242 4242 424", "Visa"),
-    ])
+    @Test(
+        "the number is shown grouped as its brand prints it, the brand named as soon as it is known",
+        arguments: [
+            ("4242424242424242", "4242 4242 4242 4242", "Visa"),
+            ("378282246310005", "3782 822463 10005", "American Express"),
+            ("36227206271667", "3622 720627 1667", "Diners Club"),
+            ("5555", "5555", "Mastercard"),
+            ("37828", "3782 8", "American Express"),
+            ("4242424242424242424", "4242 4242 4242 4242 424", "Visa"),
+        ]
+    )
     func grouping(digits: String, shown: String, brand: String) throws {
         var line = try line(for: .number)
         #expect(type(digits, into: &line).allSatisfy { $0 == .edited })

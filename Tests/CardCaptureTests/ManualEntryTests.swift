@@ -32,13 +32,16 @@ struct ManualEntryTests {
         #expect(card.holder == "Jane Doe")
     }
 
-    @Test("a wrong number is refused with what is wrong and asked again", arguments: [
-        ("4242 4242 4242 4241", "this number fails the check digit"),
-        ("4242 4242", "this number has only 8 digits; a Visa number has 13, 16 or 19"),
-        ("9999 9999 9999 9995", "no card brand issues numbers that start this way"),
-        ("4242-4242-x", "a card number may contain only digits"),
-        ("", "enter the card number"),
-    ])
+    @Test(
+        "a wrong number is refused with what is wrong and asked again",
+        arguments: [
+            ("4242 4242 4242 4241", "this number fails the check digit"),
+            ("4242 4242", "this number has only 8 digits; a Visa number has 13, 16 or 19"),
+            ("9999 9999 9999 9995", "no card brand issues numbers that start this way"),
+            ("4242-4242-x", "a card number may contain only digits"),
+            ("", "enter the card number"),
+        ]
+    )
     func wrongNumber(typed: String, message: String) throws {
         var entry = entry()
         let event = entry.answer(typed)
@@ -99,7 +102,10 @@ struct ManualEntryTests {
         var digits = afterCode()
         #expect(digits.answer("4242 4242") == .refused(.holder, message: "a name has no digits; type the name as it is printed on the card"))
         var long = afterCode()
-        #expect(long.answer(String(repeating: "A", count: 27)) == .refused(.holder, message: "a name on a card has at most 26 characters; this one has 27"))
+        #expect(
+            long.answer(String(repeating: "A", count: 27))
+                == .refused(.holder, message: "a name on a card has at most 26 characters; this one has 27")
+        )
         var symbols = afterCode()
         #expect(symbols.answer("Jane & Joe") == .refused(.holder, message: "a name has letters, spaces, apostrophes, hyphens and full stops only"))
         var accents = afterCode()
