@@ -12,7 +12,7 @@ struct EnterCommand: AsyncParsableCommand {
             the security code is never shown. Piped input is read a line per answer (an empty line \
             keeps a default or skips the name) and the confirmation is a line too. With --server, the \
             card is exchanged for a token there; without, the checked card is printed as masked JSON. \
-            With --json the prompts go to standard error and only the result to standard output.
+            The prompts go to standard error when standard output is not a terminal or with --json, so only the result goes to standard output.
             Exit status: 0 with a card or a token, 1 when cancelled or the card is refused, 2 on bad \
             usage or server errors, 130 after Ctrl-C.
             """
@@ -42,7 +42,7 @@ struct EnterCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try server.map { try APIClient(server: $0, key: key) }
         var entry = ManualEntry()
-        var prompt = EntryPrompt(output: json ? 2 : 1)
+        var prompt = EntryPrompt(resultIsJSON: json)
         let card = try prompt.card(from: &entry)
         if let client {
             try await client.tokenize(

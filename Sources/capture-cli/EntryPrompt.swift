@@ -28,6 +28,12 @@ struct EntryPrompt {
         self.output = output
     }
 
+    /// Prompts on standard output only when it is a terminal and not kept for a script's
+    /// result (`json`): `capture-cli enter > card.json` still shows its questions.
+    init(resultIsJSON json: Bool) {
+        self.init(output: !json && Terminal.isTerminal(1) ? 1 : 2)
+    }
+
     /// Asks until the card is confirmed or the person cancels. `reason`, when given, is said
     /// first, as a sentence: why the prompt is asking (for example what the scan could not read).
     mutating func run(_ entry: inout ManualEntry, reason: String? = nil) -> Outcome {

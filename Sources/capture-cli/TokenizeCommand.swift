@@ -106,7 +106,7 @@ struct TokenizeCommand: AsyncParsableCommand {
         defaults.holder = holder ?? defaults.holder
         let fields: [ManualEntry.Field] = [.number, .expiry] + (cvc == nil ? [.cvc] : []) + (holder == nil ? [.holder] : [])
         var entry = ManualEntry(fields: fields, defaults: defaults)
-        var prompt = EntryPrompt(output: server.json ? 2 : 1)
+        var prompt = EntryPrompt(resultIsJSON: server.json)
         let card = try prompt.card(from: &entry, reason: reason)
         return CardFields(
             number: card.pan.revealed,

@@ -33,6 +33,15 @@ struct CLIRunner {
         root.appendingPathComponent("Fixtures/cards/\(name)").path
     }
 
+    /// Runs `body` in a new folder, with the path of a vault database in it (not made yet), and
+    /// removes the folder afterwards.
+    static func withVaultFolder(_ body: (_ folder: URL, _ database: String) throws -> Void) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try body(folder, folder.appendingPathComponent("vault.sqlite").path)
+    }
+
     static func run(_ arguments: [String], input: String? = nil) throws -> Output {
         let process = Process()
         process.executableURL = binary

@@ -148,33 +148,31 @@ struct EnterCommandTests {
 
     @Test("enter --server and tokenize --manual-fallback make tokens; the server sees the card, the screen only masks")
     func tokens() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("enter-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = folder.appendingPathComponent("vault.sqlite").path
-        let keys = try CLIRunner.run(["keys", "create", "--merchant", "till", "--database", database, "--json"])
-        let publishable = try #require(try keys.json()["publishable_key"] as? String)
-        let server = try ServeEndToEndTests.Server(database: database, folder: folder)
-        defer { server.stop() }
+        try CLIRunner.withVaultFolder { folder, database in
+            let keys = try CLIRunner.run(["keys", "create", "--merchant", "till", "--database", database, "--json"])
+            let publishable = try #require(try keys.json()["publishable_key"] as? String)
+            let server = try ServeEndToEndTests.Server(database: database, folder: folder)
+            defer { server.stop() }
 
-        let entered = try CLIRunner.run(
-            ["enter", "--server", server.url, "--key", publishable, "--json"],
-            input: "5555 5555 5555 4444\n01/29\n321\n\ny\n"
-        )
-        #expect(entered.status == 0, "\(entered.stderr)")
-        let token = try entered.json()
-        #expect((token["id"] as? String)?.hasPrefix("tok_") == true)
-        #expect((token["card"] as? [String: Any])?["last4"] as? String == "4444")
+            let entered = try CLIRunner.run(
+                ["enter", "--server", server.url, "--key", publishable, "--json"],
+                input: "5555 5555 5555 4444\n01/29\n321\n\ny\n"
+            )
+            #expect(entered.status == 0, "\(entered.stderr)")
+            let token = try entered.json()
+            #expect((token["id"] as? String)?.hasPrefix("tok_") == true)
+            #expect((token["card"] as? [String: Any])?["last4"] as? String == "4444")
 
-        let image = CLIRunner.fixture("t072-embossed-amex.png")
-        let fallback = try CLIRunner.run(
-            ["tokenize", image, "--manual-fallback", "--server", server.url, "--key", publishable],
-            input: "378734493671000\n08/29\n1234\nMaria Garcia\ny\n"
-        )
-        #expect(fallback.status == 0, "\(fallback.stderr)")
-        #expect(fallback.stdout.contains("Security code (4 digits): (not shown)"))
-        #expect(fallback.lines.last?.hasPrefix("tok_") == true && fallback.lines.last?.contains("amex ****1000") == true)
-        let without = try CLIRunner.run(["tokenize", image, "--server", server.url, "--key", publishable])
-        #expect(without.status == 1 && without.stderr.contains("type it with --manual-fallback"))
+            let image = CLIRunner.fixture("t072-embossed-amex.png")
+            let fallback = try CLIRunner.run(
+                ["tokenize", image, "--manual-fallback", "--server", server.url, "--key", publishable],
+                input: "378734493671000\n08/29\n1234\nMaria Garcia\ny\n"
+            )
+            #expect(fallback.status == 0, "\(fallback.stderr)")
+            #expect(fallback.stderr.contains("Security code (4 digits): (not shown)"))  // stdout is a pipe here
+            #expect(fallback.lines.last?.hasPrefix("tok_") == true && fallback.lines.last?.contains("amex ****1000") == true)
+            let without = try CLIRunner.run(["tokenize", image, "--server", server.url, "--key", publishable])
+            #expect(without.status == 1 && without.stderr.contains("type it with --manual-fallback"))
+        }
     }
 }

@@ -49,82 +49,80 @@ struct ServeEndToEndTests {
 
     @Test("keys, a token from a card image, a charge, a spent token, a decline; no PAN in the log or the database")
     func merchantFlow() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("serve-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = folder.appendingPathComponent("vault.sqlite").path
+        try CLIRunner.withVaultFolder { folder, database in
 
-        let keys = try CLIRunner.run(["keys", "create", "--merchant", "corner-store", "--database", database, "--json"])
-        #expect(keys.status == 0)
-        #expect(keys.stderr.contains("made a new 256-bit master key"))
-        let keyFile = try FileManager.default.attributesOfItem(atPath: database + ".key")
-        #expect((keyFile[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-        let issued = try keys.json()
-        let publishable = try #require(issued["publishable_key"] as? String)
-        let secret = try #require(issued["secret_key"] as? String)
+            let keys = try CLIRunner.run(["keys", "create", "--merchant", "corner-store", "--database", database, "--json"])
+            #expect(keys.status == 0)
+            #expect(keys.stderr.contains("made a new 256-bit master key"))
+            let keyFile = try FileManager.default.attributesOfItem(atPath: database + ".key")
+            #expect((keyFile[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            let issued = try keys.json()
+            let publishable = try #require(issued["publishable_key"] as? String)
+            let secret = try #require(issued["secret_key"] as? String)
 
-        let server = try Server(database: database, folder: folder)
-        defer { server.stop() }
-        let common = ["--server", server.url]
+            let server = try Server(database: database, folder: folder)
+            defer { server.stop() }
+            let common = ["--server", server.url]
 
-        let token = try CLIRunner.run(["tokenize", CLIRunner.fixture("t012-flat-visa.png"), "--cvc", "123", "--json", "--key", publishable] + common)
-        #expect(token.status == 0, "\(token.stderr)")
-        let tokenID = try #require(try token.json()["id"] as? String)
-        #expect(!token.stdout.contains("4242424242424242"))
+            let token = try CLIRunner.run(
+                ["tokenize", CLIRunner.fixture("t012-flat-visa.png"), "--cvc", "123", "--json", "--key", publishable] + common
+            )
+            #expect(token.status == 0, "\(token.stderr)")
+            let tokenID = try #require(try token.json()["id"] as? String)
+            #expect(!token.stdout.contains("4242424242424242"))
 
-        let charge = try CLIRunner.run(["charge", "--token", tokenID, "--amount", "1999", "--currency", "EUR", "--key", secret] + common)
-        #expect(charge.status == 0)
-        #expect(charge.stdout.contains("succeeded") && charge.stdout.contains("****4242"))
+            let charge = try CLIRunner.run(["charge", "--token", tokenID, "--amount", "1999", "--currency", "EUR", "--key", secret] + common)
+            #expect(charge.status == 0)
+            #expect(charge.stdout.contains("succeeded") && charge.stdout.contains("****4242"))
 
-        // The server reads a card photo itself: the number stays in the vault until the scan is a token.
-        let card = try Data(contentsOf: URL(fileURLWithPath: CLIRunner.fixture("t012-flat-visa.png")))
-        let (scanStatus, scanBody) = try http("POST", server.url + "/v1/scans", key: publishable, type: "image/png", body: card)
-        #expect(scanStatus == 201 && !String(decoding: scanBody, as: UTF8.self).contains("4242424242424242"))
-        let scan = try #require(try JSONSerialization.jsonObject(with: scanBody) as? [String: Any])
-        #expect(scan["status"] as? String == "found" && (scan["card"] as? [String: Any])?["last4"] as? String == "4242")
-        let scanID = try #require(scan["id"] as? String)
-        let fromScan = Data(#"{"scan": "\#(scanID)", "cvc": "123"}"#.utf8)
-        #expect(try http("POST", server.url + "/v1/tokens", key: publishable, type: "application/json", body: fromScan).0 == 201)
-        let (_, metrics) = try http("GET", server.url + "/metrics", key: nil, type: nil, body: nil)
-        #expect(String(decoding: metrics, as: UTF8.self).contains(#"scans_total{outcome="found"} 1"#))
+            // The server reads a card photo itself: the number stays in the vault until the scan is a token.
+            let card = try Data(contentsOf: URL(fileURLWithPath: CLIRunner.fixture("t012-flat-visa.png")))
+            let (scanStatus, scanBody) = try http("POST", server.url + "/v1/scans", key: publishable, type: "image/png", body: card)
+            #expect(scanStatus == 201 && !String(decoding: scanBody, as: UTF8.self).contains("4242424242424242"))
+            let scan = try #require(try JSONSerialization.jsonObject(with: scanBody) as? [String: Any])
+            #expect(scan["status"] as? String == "found" && (scan["card"] as? [String: Any])?["last4"] as? String == "4242")
+            let scanID = try #require(scan["id"] as? String)
+            let fromScan = Data(#"{"scan": "\#(scanID)", "cvc": "123"}"#.utf8)
+            #expect(try http("POST", server.url + "/v1/tokens", key: publishable, type: "application/json", body: fromScan).0 == 201)
+            let (_, metrics) = try http("GET", server.url + "/metrics", key: nil, type: nil, body: nil)
+            #expect(String(decoding: metrics, as: UTF8.self).contains(#"scans_total{outcome="found"} 1"#))
 
-        let again = try CLIRunner.run(["charge", "--token", tokenID, "--amount", "1999", "--currency", "EUR", "--key", secret] + common)
-        #expect(again.status == 2)
-        #expect(again.stderr.contains("token_already_used"))
+            let again = try CLIRunner.run(["charge", "--token", tokenID, "--amount", "1999", "--currency", "EUR", "--key", secret] + common)
+            #expect(again.status == 2)
+            #expect(again.stderr.contains("token_already_used"))
 
-        let declinedToken = try CLIRunner.run(["tokenize", "--number", "4000000000000002", "--expiry", "12/30", "--key", publishable] + common)
-        let declinedID = try #require(declinedToken.stdout.split(separator: " ").first.map(String.init))
-        let declined = try CLIRunner.run(["charge", "--token", declinedID, "--amount", "500", "--currency", "USD", "--key", secret] + common)
-        #expect(declined.status == 1)
-        #expect(declined.stdout.contains("declined") && declined.stdout.contains("card_declined"))
+            let declinedToken = try CLIRunner.run(["tokenize", "--number", "4000000000000002", "--expiry", "12/30", "--key", publishable] + common)
+            let declinedID = try #require(declinedToken.stdout.split(separator: " ").first.map(String.init))
+            let declined = try CLIRunner.run(["charge", "--token", declinedID, "--amount", "500", "--currency", "USD", "--key", secret] + common)
+            #expect(declined.status == 1)
+            #expect(declined.stdout.contains("declined") && declined.stdout.contains("card_declined"))
 
-        let refused = try CLIRunner.run(["charge", "--token", declinedID, "--amount", "500", "--currency", "USD", "--key", publishable] + common)
-        #expect(refused.status == 2 && refused.stderr.contains("secret_key_required"))
+            let refused = try CLIRunner.run(["charge", "--token", declinedID, "--amount", "500", "--currency", "USD", "--key", publishable] + common)
+            #expect(refused.status == 2 && refused.stderr.contains("secret_key_required"))
 
-        server.stop()
-        let log = server.output
-        #expect(log.contains("status=201"))
-        var stored = Data()
-        for suffix in ["", "-wal"] { stored.append(FileManager.default.contents(atPath: database + suffix) ?? Data()) }
-        let storedText = String(decoding: stored, as: UTF8.self)
-        for number in ["4242424242424242", "4000000000000002"] {
-            #expect(!log.contains(number), "a PAN in the server's log")
-            #expect(!storedText.contains(number), "a PAN in clear in the database")
+            server.stop()
+            let log = server.output
+            #expect(log.contains("status=201"))
+            var stored = Data()
+            for suffix in ["", "-wal"] { stored.append(FileManager.default.contents(atPath: database + suffix) ?? Data()) }
+            let storedText = String(decoding: stored, as: UTF8.self)
+            for number in ["4242424242424242", "4000000000000002"] {
+                #expect(!log.contains(number), "a PAN in the server's log")
+                #expect(!storedText.contains(number), "a PAN in clear in the database")
+            }
         }
     }
 
     @Test("a vault whose key file is lost does not start, and says what to do")
     func lostKey() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("serve-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = folder.appendingPathComponent("vault.sqlite").path
-        #expect(try CLIRunner.run(["keys", "create", "--merchant", "shop", "--database", database]).status == 0)
-        try FileManager.default.removeItem(atPath: database + ".key")
-        let start = try CLIRunner.run(["serve", "--port", "0", "--database", database])
-        #expect(start.status == 2)
-        #expect(start.stderr.contains("key file") && start.stderr.contains("CAPTURE_MASTER_KEY"))
-        #expect(!FileManager.default.fileExists(atPath: database + ".key"))
+        try CLIRunner.withVaultFolder { folder, database in
+            #expect(try CLIRunner.run(["keys", "create", "--merchant", "shop", "--database", database]).status == 0)
+            try FileManager.default.removeItem(atPath: database + ".key")
+            let start = try CLIRunner.run(["serve", "--port", "0", "--database", database])
+            #expect(start.status == 2)
+            #expect(start.stderr.contains("key file") && start.stderr.contains("CAPTURE_MASTER_KEY"))
+            #expect(!FileManager.default.fileExists(atPath: database + ".key"))
+        }
     }
 }
 
