@@ -40,7 +40,7 @@ struct EntryPrompt {
         if let reason { say(reason + ".\n") }
         if Terminal.isTerminal(input), let raw = RawMode(input) {
             defer { raw.restore() }
-            say("Type the card's details; Enter keeps a value in [brackets]; Ctrl-C cancels.\n")
+            say("Type the card's details; Enter keeps a value offered; Ctrl-C cancels.\n")
             return runKeys(&entry)
         }
         return runLines(&entry)
@@ -54,6 +54,7 @@ struct EntryPrompt {
         while let prompt = entry.prompt {
             if prompt.field == nil && !confirming { say("  \(entry.summary)\n") }
             confirming = prompt.field == nil
+            offer(prompt)
             var line = EntryLine(prompt: prompt)
             draw(line)
             var submitted: String?
@@ -92,6 +93,7 @@ struct EntryPrompt {
         while let prompt = entry.prompt {
             if prompt.field == nil && !confirming { say("  \(entry.summary)\n") }
             confirming = prompt.field == nil
+            offer(prompt)
             say(label(prompt))
             switch lines.next() {
             case .line(let text):
@@ -110,7 +112,13 @@ struct EntryPrompt {
     // MARK: - Both
 
     private func label(_ prompt: ManualEntry.Prompt) -> String {
-        prompt.label + (prompt.defaultShown.map { " [\($0)]" } ?? "") + ": "
+        prompt.label + ": "
+    }
+
+    /// The default, on a line of its own: the prompt's line stays short enough not to wrap on
+    /// an 80-column terminal (a wrapped line could not be wiped by going back to its start).
+    private func offer(_ prompt: ManualEntry.Prompt) {
+        if let shown = prompt.defaultShown { say("  Enter keeps \(shown)\n") }
     }
 
     /// Says what became of an answer. On a terminal the typed line is replaced: only the masked
@@ -123,7 +131,7 @@ struct EntryPrompt {
         case .accepted(_, let shown): say(start + shown + end)
         case .refused(_, let message): say(start + end + "  \(message)\n")
         case .confirmed: say(start + "yes" + end)
-        case .startedOver: say(start + "no" + end + "Change what is wrong; Enter keeps each value in [brackets].\n")
+        case .startedOver: say(start + "no" + end + "Change what is wrong; Enter keeps each value offered.\n")
         }
     }
 
@@ -134,121 +142,6 @@ struct EntryPrompt {
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return }
             bytes = bytes.dropFirst(written)
-        }
-    }
-}
-
-/// Keys from a terminal in raw mode.
-struct KeyReader {
-    let descriptor: Int32
-
-    /// The next key that means something here; control keys and escape sequences (arrows,
-    /// function keys) that do not are skipped.
-    mutating func next() -> EntryLine.Key {
-        while true {
-            guard let byte = readByte() else { return .endOfInput }
-            switch byte {
-            case 0x03, 0x1C: return .interrupt  // Ctrl-C, Ctrl-\
-            case 0x04: return .endOfInput  // Ctrl-D
-            case 0x08, 0x7F: return .backspace
-            case 0x15: return .clear  // Ctrl-U
-            case 0x0A, 0x0D: return .enter
-            case 0x1B: skipEscapeSequence()
-            case 0x00..<0x20: continue
-            default:
-                if let character = character(startingWith: byte) { return .character(character) }
-            }
-        }
-    }
-
-    /// A UTF-8 character whose first byte is `lead`; nil for bytes that are not UTF-8.
-    private func character(startingWith lead: UInt8) -> Character? {
-        let length = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0
-        guard length > 0 else { return nil }
-        var bytes = [lead]
-        while bytes.count < length, let next = readByte() { bytes.append(next) }
-        guard let text = String(validating: bytes, as: UTF8.self), let character = text.first else { return nil }
-        return character
-    }
-
-    /// An escape sequence (ESC [ … final, or ESC O x) sent by a key; a lone Escape is skipped.
-    private func skipEscapeSequence() {
-        guard ready(), let kind = readByte() else { return }
-        guard kind == UInt8(ascii: "[") || kind == UInt8(ascii: "O") else { return }
-        while ready(), let byte = readByte() {
-            if kind == UInt8(ascii: "O") || (0x40...0x7E).contains(byte) { return }
-        }
-    }
-
-    /// Whether a byte arrives within 50 ms: the rest of an escape sequence comes at once.
-    private func ready() -> Bool {
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&poller, 1, 50) == 1
-    }
-
-    private func readByte() -> UInt8? {
-        var byte: UInt8 = 0
-        while true {
-            let count = read(descriptor, &byte, 1)
-            if count == 1 { return byte }
-            if count < 0 && errno == EINTR { continue }
-            return nil
-        }
-    }
-}
-
-/// Lines from piped input, each at most `limit` bytes: a longer one is read to its end and
-/// refused, so no input makes the prompt hold much memory.
-struct LineReader {
-    enum Line {
-        case line(String)
-        case tooLong
-        case end
-    }
-
-    let descriptor: Int32
-    var limit = 1024
-    private var buffer: [UInt8] = []
-    private var start = 0
-    private var ended = false
-
-    init(descriptor: Int32) {
-        self.descriptor = descriptor
-    }
-
-    mutating func next() -> Line {
-        var line: [UInt8] = []
-        var tooLong = false
-        while true {
-            if start == buffer.count {
-                guard !ended, fill() else {
-                    if line.isEmpty && !tooLong { return .end }
-                    break
-                }
-            }
-            let byte = buffer[start]
-            start += 1
-            if byte == UInt8(ascii: "\n") { break }
-            if line.count < limit { line.append(byte) } else { tooLong = true }
-        }
-        if tooLong { return .tooLong }
-        if line.last == UInt8(ascii: "\r") { line.removeLast() }
-        return .line(String(decoding: line, as: UTF8.self))
-    }
-
-    /// Reads more input; false at its end.
-    private mutating func fill() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                ended = true
-                return false
-            }
-            buffer = Array(chunk[0..<count])
-            start = 0
-            return true
         }
     }
 }
