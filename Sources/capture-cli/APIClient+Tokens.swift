@@ -1,3 +1,4 @@
+import CardCapture
 import Foundation
 
 /// A card as the token endpoint takes it.
@@ -7,6 +8,19 @@ struct CardFields {
     let year: Int
     let cvc: String?
     let holder: String?
+}
+
+extension CardFields {
+    /// A card typed at the prompt; `cvc` and `holder` stand in for fields it did not ask.
+    init(_ card: ManualEntry.Card, cvc: String? = nil, holder: String? = nil) {
+        self.init(
+            number: card.pan.revealed,
+            month: card.expiry.month,
+            year: card.expiry.year,
+            cvc: card.cvc?.revealed ?? cvc,
+            holder: card.holder ?? holder
+        )
+    }
 }
 
 extension APIClient {

@@ -46,13 +46,7 @@ struct EnterCommand: AsyncParsableCommand {
         let card = try prompt.card(from: &entry)
         if let client {
             try await client.tokenize(
-                CardFields(
-                    number: card.pan.revealed,
-                    month: card.expiry.month,
-                    year: card.expiry.year,
-                    cvc: card.cvc?.revealed,
-                    holder: card.holder
-                ),
+                CardFields(card),
                 amount: amount,
                 currency: currency,
                 json: json

@@ -50,10 +50,7 @@ struct EntryPrompt {
 
     private func runKeys(_ entry: inout ManualEntry) -> Outcome {
         var keys = KeyReader(descriptor: input)
-        var confirming = false
         while let prompt = entry.prompt {
-            if prompt.field == nil && !confirming { say("  \(entry.summary)\n") }
-            confirming = prompt.field == nil
             offer(prompt)
             var line = EntryLine(prompt: prompt)
             draw(line)
@@ -71,7 +68,7 @@ struct EntryPrompt {
                     return key == .interrupt ? .interrupted : .cancelled
                 }
             }
-            report(entry.answer(submitted ?? ""), prompt, onTerminal: true)
+            report(entry.answer(submitted ?? ""), prompt, entry, onTerminal: true)
         }
         return entry.card.map(Outcome.card) ?? .cancelled
     }
@@ -89,15 +86,12 @@ struct EntryPrompt {
     // MARK: - Lines
 
     private mutating func runLines(_ entry: inout ManualEntry) -> Outcome {
-        var confirming = false
         while let prompt = entry.prompt {
-            if prompt.field == nil && !confirming { say("  \(entry.summary)\n") }
-            confirming = prompt.field == nil
             offer(prompt)
             say(label(prompt))
             switch lines.next() {
             case .line(let text):
-                report(entry.answer(text), prompt, onTerminal: false)
+                report(entry.answer(text), prompt, entry, onTerminal: false)
             case .tooLong:
                 say("\n  that line is too long for any card detail; type it again\n")
             case .end:
@@ -121,14 +115,16 @@ struct EntryPrompt {
         if let shown = prompt.defaultShown { say("  Enter keeps \(shown)\n") }
     }
 
-    /// Says what became of an answer. On a terminal the typed line is replaced: only the masked
-    /// form of an answer stays on screen.
-    private func report(_ event: ManualEntry.Event, _ prompt: ManualEntry.Prompt, onTerminal: Bool) {
+    /// Says what became of an answer, and shows the card once the last field is taken. On a
+    /// terminal the typed line is replaced: only the masked form of an answer stays on screen.
+    private func report(_ event: ManualEntry.Event, _ prompt: ManualEntry.Prompt, _ entry: ManualEntry, onTerminal: Bool) {
         // On a terminal: back to the line's start, the label again, and the rest of the line wiped.
         let start = onTerminal ? "\r" + label(prompt) : ""
         let end = onTerminal ? "\u{1B}[K\n" : "\n"
         switch event {
-        case .accepted(_, let shown): say(start + shown + end)
+        case .accepted(_, let shown):
+            say(start + shown + end)
+            if entry.state == .confirming { say("  \(entry.summary)\n") }
         case .refused(_, let message): say(start + end + "  \(message)\n")
         case .confirmed: say(start + "yes" + end)
         case .startedOver: say(start + "no" + end + "Change what is wrong; Enter keeps each value offered.\n")

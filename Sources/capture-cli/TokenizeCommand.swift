@@ -107,13 +107,6 @@ struct TokenizeCommand: AsyncParsableCommand {
         let fields: [ManualEntry.Field] = [.number, .expiry] + (cvc == nil ? [.cvc] : []) + (holder == nil ? [.holder] : [])
         var entry = ManualEntry(fields: fields, defaults: defaults)
         var prompt = EntryPrompt(resultIsJSON: server.json)
-        let card = try prompt.card(from: &entry, reason: reason)
-        return CardFields(
-            number: card.pan.revealed,
-            month: card.expiry.month,
-            year: card.expiry.year,
-            cvc: card.cvc?.revealed ?? cvc,
-            holder: card.holder ?? holder
-        )
+        return CardFields(try prompt.card(from: &entry, reason: reason), cvc: cvc, holder: holder)
     }
 }

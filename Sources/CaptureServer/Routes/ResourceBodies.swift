@@ -6,7 +6,7 @@ import Tokenizer
 enum ResourceBodies {
     /// Written by hand (``JSONObjectWriter``) when answered alone, through `Encodable` in lists; a
     /// test holds the two alike.
-    struct Transaction: Encodable, ResponseGenerator {
+    struct Transaction: WrittenJSONBody {
         let id: String
         let object = "transaction"
         let status: String
@@ -60,10 +60,6 @@ enum ResourceBodies {
             json.field("card", card)
             json.field("created_at", createdAt)
             return json
-        }
-
-        func response(from request: Request, context: some RequestContext) -> Response {
-            json().response(status: .ok)
         }
     }
 

@@ -48,7 +48,7 @@ struct TokenRoutes {
 
     /// A token as the API shows it. Written by hand (``JSONObjectWriter``); `Encodable` only so
     /// a test can hold the two alike.
-    struct TokenBody: Encodable, ResponseGenerator {
+    struct TokenBody: WrittenJSONBody {
         let id: String
         let object = "token"
         let card: CardSummary
@@ -85,10 +85,6 @@ struct TokenRoutes {
             json.field("expires_at", expiresAt)
             json.field("used", used)
             return json
-        }
-
-        func response(from request: Request, context: some RequestContext) -> Response {
-            json().response(status: .ok)
         }
     }
 
