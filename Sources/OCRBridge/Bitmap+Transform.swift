@@ -152,3 +152,31 @@ extension Bitmap {
         }
     }
 }
+
+extension Bitmap {
+    /// The image turned by `quarterTurns` × 90° clockwise on screen, exactly (pixels moved,
+    /// never resampled); a quarter turn swaps width and height.
+    public func turned(quarterTurns: Int) -> Bitmap {
+        let turns = ((quarterTurns % 4) + 4) % 4
+        guard turns != 0 else { return self }
+        let channels = format.channels
+        let newWidth = turns == 2 ? width : height
+        let newHeight = turns == 2 ? height : width
+        var out = [UInt8](repeating: 0, count: pixels.count)
+        for y in 0..<height {
+            for x in 0..<width {
+                // Where the source pixel (x, y) lands.
+                let (nx, ny): (Int, Int)
+                switch turns {
+                case 1: (nx, ny) = (height - 1 - y, x)
+                case 2: (nx, ny) = (width - 1 - x, height - 1 - y)
+                default: (nx, ny) = (y, width - 1 - x)
+                }
+                let source = (y * width + x) * channels
+                let target = (ny * newWidth + nx) * channels
+                for channel in 0..<channels { out[target + channel] = pixels[source + channel] }
+            }
+        }
+        return Bitmap(width: newWidth, height: newHeight, format: format, pixels: out)
+    }
+}

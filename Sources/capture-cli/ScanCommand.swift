@@ -110,7 +110,7 @@ struct ScanCommand: AsyncParsableCommand {
                     }
                     print(json ? JSONLine.encode(ScanJSON(ready, reveal: reveal, showSource: manualFallback)) : ScanRow(ready, reveal: reveal).text)
                     switch ready.result {
-                    case .success(let result) where result.status == .notFound: failures.notFound += 1
+                    case .success(let result) where result.status != .found: failures.notFound += 1
                     case .failure: failures.errors += 1
                     default: break
                     }
@@ -164,6 +164,14 @@ struct ScanJSON: Encodable {
         let year: Int
     }
 
+    /// A whole number read that is not reported as the card's: masked, why, and the digits
+    /// only with --reveal.
+    struct UnverifiedJSON: Encodable {
+        let masked: String
+        let reason: String
+        let digits: String?
+    }
+
     let file: String
     let status: String
     let panMasked: String?
@@ -173,6 +181,7 @@ struct ScanJSON: Encodable {
     let confidence: Double
     let ms: Double
     let holder: String?
+    let unverified: UnverifiedJSON?
     let error: ErrorJSON?
     /// `scan` or `manual`; only with --manual-fallback.
     let source: String?
@@ -190,6 +199,9 @@ struct ScanJSON: Encodable {
             confidence = (result.confidence * 1000).rounded() / 1000
             ms = (result.milliseconds * 10).rounded() / 10
             holder = result.holder
+            unverified = result.unverified.map {
+                UnverifiedJSON(masked: $0.masked, reason: $0.reason.rawValue, digits: reveal ? $0.revealed : nil)
+            }
             error = nil
         case .failure(let failure):
             status = "error"
@@ -200,12 +212,13 @@ struct ScanJSON: Encodable {
             confidence = 0
             ms = 0
             holder = nil
+            unverified = nil
             error = ErrorJSON(code: failure.code.rawValue, message: failure.message)
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, error, source
+        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, unverified, error, source
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -219,6 +232,7 @@ struct ScanJSON: Encodable {
         try container.encode(confidence, forKey: .confidence)
         try container.encode(ms, forKey: .ms)
         try container.encodeIfPresent(holder, forKey: .holder)
+        try container.encodeIfPresent(unverified, forKey: .unverified)
         try container.encodeIfPresent(error, forKey: .error)
         try container.encodeIfPresent(source, forKey: .source)
     }
@@ -240,8 +254,10 @@ struct ScanRow {
         if let error = json.error {
             text += "\(error.code): \(error.message)"
         } else {
+            // An unverified number is shown with a question mark: read, not a card.
+            let unverified = json.unverified.map { ($0.digits ?? $0.masked) + "?" }
             text +=
-                Self.pad(json.pan ?? json.panMasked ?? "-", 21) + Self.pad(json.brand ?? "-", 12) + Self.pad(expiry, 9)
+                Self.pad(json.pan ?? json.panMasked ?? unverified ?? "-", 21) + Self.pad(json.brand ?? "-", 12) + Self.pad(expiry, 9)
                 + Self.pad(Columns.decimal(json.confidence, 2), 6) + String(Int(json.ms.rounded()))
         }
         self.text = text

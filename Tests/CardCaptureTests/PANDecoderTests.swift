@@ -83,14 +83,56 @@ struct PANDecoderTests {
         #expect(merged.groupingMatches)
     }
 
-    @Test("a misread digit is repaired from the alternatives, at lower confidence")
+    @Test("a misread digit is repaired from an alternative with weight, at that alternative's confidence")
     func repair() throws {
         // 4111 1111 1111 1117 fails Luhn; the last digit's second choice is 1.
         let line = LineBuilder.line(["4111", "1111", "1111", "1117"], alternatives: [15: [("1", 60)]])
         let best = try #require(PANDecoder.candidates(in: line).first)
         #expect(best.pan.revealed == "4111111111111111")
         #expect(best.substitutions == 1)
-        #expect(best.confidence < 0.5)
+        #expect(abs(best.confidence - 0.60) < 1e-9)
+    }
+
+    @Test("the check digit never writes a digit the recognizer barely offered")
+    func weakAlternative() throws {
+        // The same misreading, but the 1 was offered at 10 %: no repair, and the whole
+        // reading is kept as one that fails the check, digits as read.
+        let line = LineBuilder.line(["4111", "1111", "1111", "1117"], alternatives: [15: [("1", 10)]])
+        let reading = PANDecoder.read(line)
+        #expect(reading.candidates.isEmpty)
+        let failing = try #require(reading.failing.first)
+        #expect(failing.digits == [4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 7])
+        #expect(abs(failing.confidence - 0.95) < 1e-9)
+    }
+
+    @Test("two repairs that both pass are a guess: neither is made")
+    func ambiguousRepair() {
+        // 4111 1111 1111 1112: a 0 for the second digit or a 1 for the last both pass Luhn.
+        let line = LineBuilder.line(["4111", "1111", "1111", "1112"], alternatives: [1: [("0", 50)], 15: [("1", 50)]])
+        #expect(PANDecoder.candidates(in: line).isEmpty)
+        #expect(PANDecoder.read(line).failing.count == 1)
+        // With only one of them offered, that one is the repair.
+        let single = LineBuilder.line(["4111", "1111", "1111", "1112"], alternatives: [15: [("1", 50)]])
+        #expect(PANDecoder.candidates(in: single).first?.pan.revealed == "4111111111111111")
+    }
+
+    @Test("a specimen's number that fails the check is a failing reading, never a candidate")
+    func specimen() {
+        let reading = PANDecoder.read(LineBuilder.line(["4000", "1234", "5678", "9010"]))
+        #expect(reading.candidates.isEmpty)
+        #expect(reading.failing.map(\.digits.count) == [16])
+        // Digits that are no brand's number are not a whole reading at all.
+        #expect(PANDecoder.read(LineBuilder.line(["1234", "5678", "9012", "3456"])).failing.isEmpty)
+    }
+
+    @Test("19-digit UnionPay numbers printed 6-13 or 4-4-4-4-3 match their brand's grouping")
+    func longNumbers() throws {
+        let sixThirteen = try #require(PANDecoder.candidates(in: LineBuilder.line(["620550", "0000000000004"])).first)
+        #expect(sixThirteen.pan.brand == .unionpay && sixThirteen.groupingMatches)
+        let fours = try #require(PANDecoder.candidates(in: LineBuilder.line(["6205", "5000", "0000", "0000", "004"])).first)
+        #expect(fours.groupingMatches)
+        let wrong = try #require(PANDecoder.candidates(in: LineBuilder.line(["62055", "00000000000004"])).first)
+        #expect(!wrong.groupingMatches)
     }
 
     @Test("no valid number, no candidate")

@@ -34,6 +34,17 @@ struct RowMergeTests {
         #expect(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: Self.ring), RowReading(line: other)]) == nil)
     }
 
+    @Test("a group taken over a stronger reading of it counts as a repair")
+    func weakerGroup() throws {
+        // Every reading holds 4000 0000 0000 0127 but for the last group, read more surely as 0128.
+        let sure = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0128")], confidence: 95)
+        let unsure = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0127")], confidence: 60)
+        let merged = try #require(PANDecoder.merged([RowReading(line: sure), RowReading(line: unsure)]))
+        #expect(merged.pan.revealed == "4000000000000127")
+        #expect(merged.substitutions == 1)
+        #expect(abs(merged.confidence - 0.60) < 1e-9)
+    }
+
     @Test("groups must be the brand's grouping exactly")
     func grouping() {
         // 4000 0000 0000 0127 read as 40000 000 0000 0127 in both: the digits fit, the groups do not.

@@ -58,6 +58,7 @@ struct ScanRoutes {
         let object = "scan"
         let status: String
         let card: Scan.Card?
+        let unverified: Scan.Unverified?
         let confidence: Double
         let createdAt: Date
         let expiresAt: Date
@@ -66,13 +67,14 @@ struct ScanRoutes {
             self.id = scan.id
             self.status = scan.status
             self.card = scan.card
+            self.unverified = scan.unverified
             self.confidence = (scan.confidence * 1000).rounded() / 1000
             self.createdAt = scan.createdAt
             self.expiresAt = scan.expiresAt
         }
 
         enum CodingKeys: String, CodingKey {
-            case id, object, status, card, confidence
+            case id, object, status, card, unverified, confidence
             case createdAt = "created_at"
             case expiresAt = "expires_at"
         }

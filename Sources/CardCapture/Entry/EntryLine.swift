@@ -43,6 +43,7 @@ public struct EntryLine: Sendable {
 
     public init(prompt: ManualEntry.Prompt) {
         self.prompt = prompt
+        self.text = prompt.prefill ?? ""
     }
 
     public mutating func press(_ key: Key) -> Action {

@@ -16,6 +16,9 @@ extension ManualEntry {
         expiryNeeded: Bool = false,
         sureConfidence: Double = sureConfidence
     ) -> String? {
+        if result.status == .unverified, let read = result.unverified {
+            return "the scan read \(read.maskedGrouped), but \(read.explanation); check it against the card"
+        }
         guard result.status == .found, result.pan != nil else {
             let read = [result.expiry.map { "the expiry, \($0.formatted)" }, result.holder.map { _ in "the name" }].compactMap { $0 }
             let also = read.isEmpty ? "" : " (it read \(read.joined(separator: " and ")))"
@@ -31,6 +34,6 @@ extension ManualEntry {
 
     /// What a scan read, as defaults for the prompt.
     public static func defaults(from result: ScanResult) -> Values {
-        Values(number: result.pan, expiry: result.expiry, holder: result.holder)
+        Values(number: result.pan, expiry: result.expiry, holder: result.holder, draftNumber: result.unverified)
     }
 }

@@ -28,12 +28,22 @@ public struct ManualEntry: Sendable {
         public var expiry: Expiry?
         public var cvc: CVC?
         public var holder: String?
+        /// Digits a scan read that are not a valid number (``UnverifiedNumber``): never a
+        /// default, but typed in for the person to correct, on a terminal.
+        public var draftNumber: UnverifiedNumber?
 
-        public init(number: PAN? = nil, expiry: Expiry? = nil, cvc: CVC? = nil, holder: String? = nil) {
+        public init(
+            number: PAN? = nil,
+            expiry: Expiry? = nil,
+            cvc: CVC? = nil,
+            holder: String? = nil,
+            draftNumber: UnverifiedNumber? = nil
+        ) {
             self.number = number
             self.expiry = expiry
             self.cvc = cvc
             self.holder = holder
+            self.draftNumber = draftNumber
         }
     }
 
@@ -57,6 +67,9 @@ public struct ManualEntry: Sendable {
         public let isSecret: Bool
         /// The most characters (digits, for the number) an answer can have.
         public let maximumLength: Int
+        /// What the answer starts as, to be corrected rather than typed anew (the digits of
+        /// a number the scan read but could not verify); nil for an empty line.
+        public var prefill: String? = nil
     }
 
     /// What an answer did.
@@ -174,7 +187,8 @@ public struct ManualEntry: Sendable {
                 label: "Card number",
                 defaultShown: defaults.number.map { "\($0.maskedGrouped)  \($0.brand.displayName)" },
                 isSecret: false,
-                maximumLength: 19
+                maximumLength: 19,
+                prefill: defaults.number == nil ? defaults.draftNumber?.revealed : nil
             )
         case .expiry:
             return Prompt(field: field, label: "Expiry (MM/YY)", defaultShown: defaults.expiry?.formatted, isSecret: false, maximumLength: 7)
@@ -204,6 +218,8 @@ public struct ManualEntry: Sendable {
             let shown: String
             switch field {
             case .number:
+                // The scan's draft is typed in once; whatever the person makes of it is theirs.
+                defaults.draftNumber = nil
                 let pan: PAN
                 if typed.isEmpty, let kept = defaults.number { pan = kept } else { pan = try PAN(typed) }
                 answers.number = pan

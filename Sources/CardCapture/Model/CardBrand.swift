@@ -35,6 +35,17 @@ public struct CardBrand: Sendable, Hashable, CustomStringConvertible {
         return groups
     }
 
+    /// Every way the brand's cards print a number of `length` digits: ``grouping(forLength:)``
+    /// first, then the others seen on real cards (China's 19-digit cards print 6-13 as often
+    /// as 4-4-4-4-3; 16- and 19-digit cards also print 4-4-4-4 with the rest, or 6-10).
+    public func groupings(forLength length: Int) -> [[Int]] {
+        var all = [grouping(forLength: length)]
+        if length >= 16, length <= 19, length % 4 != 0 || length == 16 {
+            all.append([6, length - 6])
+        }
+        return all
+    }
+
     /// The longest number the brand issues.
     public var maximumLength: Int { lengths.max() ?? 19 }
 

@@ -85,10 +85,7 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
     public var revealed: String { String(decoding: digits.map { $0 + 48 }, as: UTF8.self) }
 
     /// The first six and last four digits with the rest masked: `411111******1111`.
-    public var masked: String {
-        let shown = Set(Array(0..<min(6, digits.count)) + Array(max(0, digits.count - 4)..<digits.count))
-        return String(digits.indices.map { shown.contains($0) ? Character(String(digits[$0])) : "*" })
-    }
+    public var masked: String { Self.masked(digits) }
 
     /// The first six digits (the bank identification number).
     public var bin: String { String(revealed.prefix(6)) }
@@ -136,6 +133,12 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
             }
         }
         return digits
+    }
+
+    /// Any run of card digits with all but the first six and last four masked.
+    static func masked(_ digits: [UInt8]) -> String {
+        let shown = Set(Array(0..<min(6, digits.count)) + Array(max(0, digits.count - 4)..<digits.count))
+        return String(digits.indices.map { shown.contains($0) ? Character(String(digits[$0])) : "*" })
     }
 
     static func grouped(_ characters: [Character], _ groups: [Int]) -> String {

@@ -20,6 +20,20 @@ public struct CardLocator: Sendable {
         public var corners: [Point]
         /// 0 to 1: the share of the outline that lies on image edges.
         public var support: Double
+        /// True when the card stands upright in the image (held in portrait): its long sides
+        /// run down the image, and which of them is the card's top is not yet known.
+        public var portrait = false
+        /// How well the outline is supported and how much of the image it covers; the
+        /// outlines are tried best first.
+        var score = 0.0
+
+        /// The corners in the order that straightens the card to landscape: clockwise from
+        /// the card's own top left when the card is turned by `quarterTurns` × 90° clockwise
+        /// in the image (0 for a card lying the usual way).
+        public func corners(quarterTurns: Int) -> [Point] {
+            let shift = ((quarterTurns % 4) + 4) % 4
+            return (0..<4).map { corners[($0 + shift) % 4] }
+        }
     }
 
     /// The width the image is reduced to for the search.
@@ -36,24 +50,33 @@ public struct CardLocator: Sendable {
     /// The card's outline, or nil when no convincing quadrilateral is found (a flat scan
     /// that fills the frame has no background to find edges against).
     public func locate(in bitmap: Bitmap) -> Outline? {
-        if let outline = locate(in: bitmap, edgeScale: 1, minimumArea: minimumArea) { return outline }
+        outlines(in: bitmap, limit: 1).first
+    }
+
+    /// The most convincing card outlines, best first, at most `limit`, no two alike: the
+    /// scanner reads each in turn until one holds a number (the best-scored outline may be
+    /// a panel of the card's design, or a book beside it).
+    public func outlines(in bitmap: Bitmap, limit: Int) -> [Outline] {
+        let found = outlines(in: bitmap, edgeScale: 1, minimumArea: minimumArea, limit: limit)
+        if !found.isEmpty { return found }
         // A pale card on a pale ground has faint edges: look again with a lower edge
         // threshold, but accept only a well-supported card that leaves a clear margin of
         // background (at most 75 % of the image), so that a faint boundary in the design of
         // a scan that fills the frame cannot pass for the card's edge.
-        return locate(in: bitmap, edgeScale: 0.5, minimumArea: 0.25, maximumArea: 0.75, minimumSupport: 0.7)
+        return outlines(in: bitmap, edgeScale: 0.5, minimumArea: 0.25, maximumArea: 0.75, minimumSupport: 0.7, limit: limit)
     }
 
-    func locate(
+    func outlines(
         in bitmap: Bitmap,
         edgeScale: Float,
         minimumArea: Double,
         maximumArea: Double = 1.5,
-        minimumSupport: Double? = nil
-    ) -> Outline? {
+        minimumSupport: Double? = nil,
+        limit: Int
+    ) -> [Outline] {
         let minimumSupport = minimumSupport ?? self.minimumSupport
         let grey = bitmap.grey()
-        let scale = min(1, Double(workingWidth) / Double(grey.width))
+        let scale = min(1, Double(workingWidth) / Double(max(grey.width, grey.height)))
         let small =
             scale < 1
             ? grey.scaled(toWidth: max(8, Int(Double(grey.width) * scale)), height: max(8, Int(Double(grey.height) * scale)))
@@ -62,8 +85,7 @@ public struct CardLocator: Sendable {
         let horizontal = edges.lines(normalAngles: stride(from: 70.0, through: 110.0, by: 1).map { $0 })
         let vertical = edges.lines(normalAngles: stride(from: -20.0, through: 20.0, by: 1).map { $0 })
         let imageArea = Double(small.width * small.height)
-        var best: Outline?
-        var bestScore = -1.0
+        var scored: [Outline] = []
         for topIndex in horizontal.indices {
             for bottomIndex in horizontal.indices where bottomIndex != topIndex {
                 let top = horizontal[topIndex]
@@ -77,29 +99,39 @@ public struct CardLocator: Sendable {
                         let corners = [(top, left), (top, right), (bottom, right), (bottom, left)]
                             .compactMap { $0.intersection($1) }
                         guard corners.count == 4 else { continue }
-                        guard let area = Self.check(corners, width: small.width, height: small.height, aspect: aspectRange),
-                            area / imageArea >= minimumArea, area / imageArea <= maximumArea
+                        guard let shape = Self.check(corners, width: small.width, height: small.height, aspect: aspectRange),
+                            shape.area / imageArea >= minimumArea, shape.area / imageArea <= maximumArea
                         else { continue }
                         let support = edges.support(of: corners)
                         guard support >= minimumSupport else { continue }
-                        let score = support + 0.6 * (area / imageArea)
-                        if score > bestScore {
-                            bestScore = score
-                            best = Outline(
+                        scored.append(
+                            Outline(
                                 corners: corners.map { Point(x: $0.x / scale, y: $0.y / scale) },
-                                support: support
+                                support: support,
+                                portrait: shape.portrait,
+                                score: support + 0.6 * (shape.area / imageArea)
                             )
-                        }
+                        )
                     }
                 }
             }
         }
-        return best
+        // Best first; an outline whose corners all lie near a better one's is the same card.
+        var chosen: [Outline] = []
+        let near = Double(max(grey.width, grey.height)) * 0.05
+        for outline in scored.sorted(by: { $0.score > $1.score }) {
+            let duplicate = chosen.contains { other in
+                zip(outline.corners, other.corners).allSatisfy { hypot($0.x - $1.x, $0.y - $1.y) < near }
+            }
+            if !duplicate { chosen.append(outline) }
+            if chosen.count == limit { break }
+        }
+        return chosen
     }
 
-    /// The quadrilateral's area when it is convex, inside the image (with a little slack)
-    /// and of card proportions; nil otherwise.
-    static func check(_ corners: [Point], width: Int, height: Int, aspect: ClosedRange<Double>) -> Double? {
+    /// The quadrilateral's area, and whether it stands upright, when it is convex, inside the
+    /// image (with a little slack) and of card proportions either way round; nil otherwise.
+    static func check(_ corners: [Point], width: Int, height: Int, aspect: ClosedRange<Double>) -> (area: Double, portrait: Bool)? {
         let slackX = Double(width) * 0.04
         let slackY = Double(height) * 0.04
         for corner in corners {
@@ -108,9 +140,9 @@ public struct CardLocator: Sendable {
             else { return nil }
         }
         func distance(_ a: Point, _ b: Point) -> Double { hypot(a.x - b.x, a.y - b.y) }
-        let long = (distance(corners[0], corners[1]) + distance(corners[3], corners[2])) / 2
-        let short = (distance(corners[0], corners[3]) + distance(corners[1], corners[2])) / 2
-        guard short > 8, aspect.contains(long / short) else { return nil }
+        let across = (distance(corners[0], corners[1]) + distance(corners[3], corners[2])) / 2
+        let down = (distance(corners[0], corners[3]) + distance(corners[1], corners[2])) / 2
+        guard min(across, down) > 8, aspect.contains(max(across, down) / min(across, down)) else { return nil }
         // Convex and clockwise: every turn has the same sign.
         var area = 0.0
         for index in 0..<4 {
@@ -121,7 +153,7 @@ public struct CardLocator: Sendable {
             guard cross > 0 else { return nil }
             area += a.x * b.y - b.x * a.y
         }
-        return abs(area) / 2
+        return (abs(area) / 2, down > across)
     }
 }
 

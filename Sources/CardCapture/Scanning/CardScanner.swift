@@ -99,12 +99,14 @@ public struct CardScanner: Sendable {
     private func scanWithEvidence(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> (result: ScanResult, evidence: Evidence) {
         let evidence = try pool.withEngine { engine in try read(bitmap, with: engine) }
         let milliseconds = (ContinuousClock.now - start).seconds * 1000
-        guard let best = decide(evidence.candidates) else {
+        guard let best = evidence.decided else {
+            let unverified = Self.unverified(candidates: evidence.candidates, failing: evidence.failing)
             let result = ScanResult(
-                status: .notFound,
+                status: unverified == nil ? .notFound : .unverified,
                 pan: nil,
+                unverified: unverified,
                 expiry: evidence.expiry,
-                confidence: 0,
+                confidence: unverified?.confidence ?? 0,
                 milliseconds: milliseconds,
                 holder: evidence.holder
             )
@@ -125,6 +127,8 @@ public struct CardScanner: Sendable {
 
     struct Evidence {
         var candidates: [PANCandidate] = []
+        /// Whole numbers read on number rows that fail the check digit.
+        var failing: [PANDecoder.NumberReading] = []
         var expiry: Expiry?
         var holder: String?
         /// Where the card was found, in the original image; nil when the image is taken as the card.
@@ -133,90 +137,132 @@ public struct CardScanner: Sendable {
         var card: Bitmap?
         /// Rows read, in card pixels, with what was read on each (for --debug-dir).
         var rows: [(box: Box, text: String)] = []
+        /// The number decided on a row, judged against that row's own readings.
+        var decided: PANCandidate?
+        /// The most digits Tesseract read in one reading of a number row.
+        var tesseractDigits = 0
+        /// The row where most whole numbers were read, valid or not, and how many: the number
+        /// row even when no number on it can be reported.
+        var wholeRow: (row: TextRow, count: Int)?
+
+        /// How much of a number this way of seeing the card shows: whole numbers read (valid
+        /// or not) count most, then the most digits Tesseract read in one reading of a row
+        /// (the template reader finds digit shapes in anything, so it does not count).
+        var digitsSeen: Int { 100 * (candidates.count + failing.count) + tesseractDigits }
+
+        mutating func noteDigits(in line: RecognizedLine) {
+            let digits = line.text.reduce(0) { $0 + ($1.isASCIIDigit ? 1 : 0) }
+            tesseractDigits = max(tesseractDigits, min(digits, 19))
+        }
     }
 
     /// Canonical card size: 10 pixels per millimetre of an ID-1 card.
     static let cardWidth = 856
     static let cardHeight = 540
 
-    func read(_ bitmap: Bitmap, with engine: TesseractEngine) throws -> Evidence {
-        var evidence = Evidence()
-        let grey = bitmap.grey()
-        let card: Bitmap
-        if let outline = CardLocator().locate(in: grey),
-            let warped = grey.warped(corners: outline.corners, width: Self.cardWidth, height: Self.cardHeight)
-        {
-            evidence.outline = outline
-            card = warped
-        } else {
-            // No outline: a scan that fills the frame. Level it and take it whole.
-            var whole = grey.scaled(
-                toWidth: Self.cardWidth,
-                height: max(1, grey.height * Self.cardWidth / grey.width)
-            )
-            let angle = Deskew.angle(of: whole)
-            if abs(angle) >= 0.75 {
-                whole = whole.rotated(degrees: angle, fill: UInt8(whole.meanLevel.rounded()))
-            }
-            card = whole
-        }
-        evidence.card = card
+    /// One way the card may lie in the image: an outline found, or the whole frame, and a
+    /// turn. Made into a straightened card only when it is tried.
+    struct Hypothesis {
+        var outline: CardLocator.Outline?
+        /// Quarter turns clockwise of the card in the image.
+        var quarterTurns: Int
+        let makeCard: () -> Bitmap?
+    }
 
-        // The number: the strongest rows in the middle band of the card.
-        var numberRow: TextRow?
-        for row in LineFinder.rows(in: card, top: 0.3, bottom: 0.85).prefix(3) {
-            var rowCandidates: [PANCandidate] = []
-            var readings: [RowReading] = []
-            guard let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight) else { continue }
-            // Dark print reads as is; embossed digits are lighter than the card, so the
-            // inverted image and a local threshold get their turn as well.
-            let window = configuration.lineHeight * 2
-            let flat = base.flattened(window: window * 2 / 3)
-            let images: [() -> Bitmap] = [
-                { base },
-                { flat.binarized(threshold: 100) },
-                { flat.binarized(threshold: 140) },
-                { base.adaptiveBinarized(window: window) },
-                { base.inverted().adaptiveBinarized(window: window) },
-                // Thin lines of the design crossing the digits, removed.
-                { base.binarized(threshold: base.otsuThreshold()).opened(size: 3) },
-                { flat.binarized(threshold: 140).opened(size: 3) },
-            ]
-            for makeImage in images {
-                let image = makeImage()
-                guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
-                readings.append(RowReading(line: line, offset: 4))
-                evidence.rows.append((row.box, "templates: " + line.text))
-                rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.templates, offset: 4) }
-                if let decided = decide(rowCandidates), decided.confidence >= configuration.minimumConfidence { break }
+    /// The ways to try the image, likeliest first: the best outline (both upright turns for
+    /// a card held in portrait), the whole frame levelled (turned upright when the frame is
+    /// portrait), then both upside down, then the next outlines.
+    func hypotheses(for grey: Bitmap) -> [Hypothesis] {
+        let outlines = CardLocator().outlines(in: grey, limit: 3)
+        func card(_ outline: CardLocator.Outline, turns: Int) -> Hypothesis {
+            Hypothesis(outline: outline, quarterTurns: turns) {
+                grey.warped(corners: outline.corners(quarterTurns: turns), width: Self.cardWidth, height: Self.cardHeight)
             }
-            for variant in numberVariants(of: base) {
-                let image = variant()
-                let result = try engine.recognize(image, mode: .singleLine, whitelist: "0123456789 ")
-                let scale = Double(image.width - 2 * Self.variantPadding) / Double(base.width)
-                let offset = Double(Self.variantPadding)
-                readings += result.lines.map { RowReading(line: $0, offset: offset, scale: scale) }
-                evidence.rows.append((row.box, result.text))
-                for line in result.lines {
-                    rowCandidates += PANDecoder.candidates(in: line).map { $0.from(.tesseract, offset: offset, scale: scale) }
-                }
-                if let decided = decide(rowCandidates), decided.confidence >= configuration.minimumConfidence { break }
+        }
+        func whole(turns: Int) -> Hypothesis {
+            Hypothesis(outline: nil, quarterTurns: turns) { Self.levelled(grey, quarterTurns: turns) }
+        }
+        let upright = grey.height > grey.width * 6 / 5 ? [1, 3] : [0]
+        var first: [Hypothesis] = []
+        if let best = outlines.first {
+            first += (best.portrait ? [1, 3] : [0]).map { card(best, turns: $0) }
+        }
+        first += upright.map { whole(turns: $0) }
+        let turned = first.map { hypothesis in
+            Hypothesis(outline: hypothesis.outline, quarterTurns: hypothesis.quarterTurns + 2) {
+                hypothesis.makeCard().map { $0.turned(quarterTurns: 2) }
             }
-            var decided = decide(rowCandidates)
-            if decided == nil, let merged = PANDecoder.merged(readings) {
-                rowCandidates.append(merged.from(.merged))
-                decided = decide(rowCandidates)
+        }
+        let others = outlines.dropFirst().flatMap { outline in
+            (outline.portrait ? [1, 3] : [0, 2]).map { card(outline, turns: $0) }
+        }
+        return first + turned + others
+    }
+
+    /// The whole frame as the card: scaled to the card's width, turned upright, and levelled.
+    static func levelled(_ grey: Bitmap, quarterTurns: Int) -> Bitmap? {
+        // A card turned clockwise in the frame is put upright by turning the frame back.
+        let image = grey.turned(quarterTurns: -quarterTurns)
+        var whole = image.scaled(toWidth: cardWidth, height: max(1, image.height * cardWidth / max(1, image.width)))
+        let angle = Deskew.angle(of: whole)
+        if abs(angle) >= 0.75 {
+            whole = whole.rotated(degrees: angle, fill: UInt8(whole.meanLevel.rounded()))
+        }
+        return whole
+    }
+
+    /// How hard a hypothesis is read: a first look at every one (the cheapest ways of
+    /// reading its likeliest rows), then every way on the few that showed digits.
+    enum Effort {
+        case glance, full
+    }
+
+    func read(_ bitmap: Bitmap, with engine: TesseractEngine) throws -> Evidence {
+        let grey = bitmap.grey()
+        var evidence = Evidence()
+        var chosen: (evidence: Evidence, row: TextRow?)?
+        var glanced: [(hypothesis: Hypothesis, card: Bitmap, digits: Int)] = []
+        // A first look at each way the card may lie, until one gives a number.
+        for hypothesis in hypotheses(for: grey) {
+            guard let card = hypothesis.makeCard() else { continue }
+            var trial = Evidence(outline: hypothesis.outline, card: card)
+            let row = try readNumber(on: card, effort: .glance, with: engine, into: &trial)
+            evidence.candidates += trial.candidates
+            evidence.failing += trial.failing
+            if row != nil {
+                chosen = (trial, row)
+                evidence.decided = trial.decided
+                break
             }
-            if let decided, !Self.standsAlone(decided, on: base) {
-                evidence.rows.append((row.box, "not alone on its row: " + decided.pan.description))
-                continue
-            }
-            evidence.candidates += rowCandidates
-            if decided != nil {
-                numberRow = row
+            glanced.append((hypothesis, card, trial.digitsSeen))
+            if trial.digitsSeen > (chosen?.evidence.digitsSeen ?? -1) { chosen = (trial, nil) }
+            // A whole number read twice the same way: this is how the card lies, though the
+            // number does not pass. Only this way is worth reading harder.
+            if Self.agreedWholeReading(trial.failing) {
+                glanced = [glanced.removeLast()]
                 break
             }
         }
+        // Then every way of reading on the two that showed most digits.
+        if chosen?.row == nil {
+            let promising = glanced.filter { $0.digits >= 8 }.sorted { $0.digits > $1.digits }.prefix(2)
+            for (hypothesis, card, _) in promising {
+                var trial = Evidence(outline: hypothesis.outline, card: card)
+                let row = try readNumber(on: card, effort: .full, with: engine, into: &trial)
+                evidence.candidates += trial.candidates
+                evidence.failing += trial.failing
+                if row != nil || trial.digitsSeen > (chosen?.evidence.digitsSeen ?? -1) { chosen = (trial, row) }
+                if row != nil {
+                    evidence.decided = trial.decided
+                    break
+                }
+            }
+        }
+        let card = chosen?.evidence.card ?? Self.levelled(grey, quarterTurns: 0) ?? grey
+        evidence.outline = chosen?.evidence.outline
+        evidence.card = card
+        evidence.rows = chosen?.evidence.rows ?? []
+        let numberRow = chosen?.row ?? chosen?.evidence.wholeRow?.row
 
         // The expiry sits right under the number (with its label), the name under that.
         let numberHeight = numberRow?.box.height ?? card.height / 14
@@ -234,6 +280,78 @@ public struct CardScanner: Sendable {
         }
         evidence.expiry = ballot.leader
         return evidence
+    }
+
+    /// Reads the number rows of one straightened card into `evidence`.
+    ///
+    /// - Returns: the row a number was decided on, or nil.
+    func readNumber(on card: Bitmap, effort: Effort, with engine: TesseractEngine, into evidence: inout Evidence) throws -> TextRow? {
+        let glance = effort == .glance
+        // The number: the strongest rows in the middle band of the card.
+        for row in LineFinder.rows(in: card, top: 0.3, bottom: 0.85).prefix(glance ? 2 : 3) {
+            var rowCandidates: [PANCandidate] = []
+            var rowFailing: [PANDecoder.NumberReading] = []
+            var readings: [RowReading] = []
+            guard let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight) else { continue }
+            // Dark print reads as is; embossed digits are lighter than the card, so the
+            // inverted image and a local threshold get their turn as well.
+            let window = configuration.lineHeight * 2
+            let flat = base.flattened(window: window * 2 / 3)
+            let images: [() -> Bitmap] = [
+                { base },
+                { flat.binarized(threshold: 140) },
+                { flat.binarized(threshold: 100) },
+                { base.adaptiveBinarized(window: window) },
+                { base.inverted().adaptiveBinarized(window: window) },
+                // Thin lines of the design crossing the digits, removed.
+                { base.binarized(threshold: base.otsuThreshold()).opened(size: 3) },
+                { flat.binarized(threshold: 140).opened(size: 3) },
+            ]
+            for makeImage in images.prefix(glance ? 2 : images.count) {
+                let image = makeImage()
+                guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
+                readings.append(RowReading(line: line, offset: 4))
+                evidence.rows.append((row.box, "templates: " + line.text))
+                let decoded = PANDecoder.read(line)
+                rowCandidates += decoded.candidates.map { $0.from(.templates, offset: 4) }
+                rowFailing += decoded.failing
+                if let decided = decide(rowCandidates, failing: rowFailing), decided.confidence >= configuration.minimumConfidence { break }
+            }
+            let variants = numberVariants(of: base)
+            for variant in variants.prefix(glance ? 2 : variants.count) {
+                let image = variant()
+                let result = try engine.recognize(image, mode: .singleLine, whitelist: "0123456789 ")
+                let scale = Double(image.width - 2 * Self.variantPadding) / Double(base.width)
+                let offset = Double(Self.variantPadding)
+                readings += result.lines.map { RowReading(line: $0, offset: offset, scale: scale) }
+                evidence.rows.append((row.box, result.text))
+                for line in result.lines {
+                    evidence.noteDigits(in: line)
+                    let decoded = PANDecoder.read(line)
+                    rowCandidates += decoded.candidates.map { $0.from(.tesseract, offset: offset, scale: scale) }
+                    rowFailing += decoded.failing
+                }
+                if let decided = decide(rowCandidates, failing: rowFailing), decided.confidence >= configuration.minimumConfidence { break }
+            }
+            var decided = decide(rowCandidates, failing: rowFailing)
+            if decided == nil, let merged = PANDecoder.merged(readings) {
+                rowCandidates.append(merged.from(.merged))
+                decided = decide(rowCandidates, failing: rowFailing)
+            }
+            if let decided, !Self.standsAlone(decided, on: base) {
+                evidence.rows.append((row.box, "not alone on its row: " + decided.pan.description))
+                continue
+            }
+            evidence.candidates += rowCandidates
+            evidence.failing += rowFailing
+            let whole = rowCandidates.count + rowFailing.count
+            if whole > (evidence.wholeRow?.count ?? 0) { evidence.wholeRow = (row, whole) }
+            if let decided {
+                evidence.decided = decided
+                return row
+            }
+        }
+        return nil
     }
 
     static let expiryCharacters = "0123456789/ABCDEFGHIJKLMNOPQRSTUVWXYZ .-'"
@@ -316,19 +434,65 @@ public struct CardScanner: Sendable {
 
     // MARK: - Deciding
 
+    /// Whether one whole number that fails the check digit was read at least twice alike.
+    static func agreedWholeReading(_ failing: [PANDecoder.NumberReading]) -> Bool {
+        var seen: Set<[UInt8]> = []
+        for reading in failing where !seen.insert(reading.digits).inserted { return true }
+        return false
+    }
+
+    /// The least confidence of a whole reading offered as unverified: below it the digits
+    /// are noise rather than a reading of the card.
+    static let minimumUnverifiedConfidence = 0.2
+
+    /// The whole number to offer for correction when none can be reported: the reading (first
+    /// choices only, never repaired) that most readings agree on, then the strongest. Valid
+    /// numbers too weak to report count as `low_confidence`; the rest fail the check digit.
+    static func unverified(candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> UnverifiedNumber? {
+        var tally: [[UInt8]: (votes: Int, confidence: Double)] = [:]
+        let readings =
+            candidates.filter { $0.substitutions == 0 && $0.groupingMatches }
+            .map { PANDecoder.NumberReading(digits: $0.pan.revealed.utf8.map { $0 - 48 }, confidence: $0.confidence) }
+            + failing
+        for reading in readings where reading.confidence >= minimumUnverifiedConfidence {
+            let entry = tally[reading.digits] ?? (0, 0)
+            tally[reading.digits] = (entry.votes + 1, max(entry.confidence, reading.confidence))
+        }
+        guard let best = tally.max(by: { ($0.value.votes, $0.value.confidence) < ($1.value.votes, $1.value.confidence) })
+        else { return nil }
+        let reason: UnverifiedNumber.Reason = PAN.luhnValid(best.key) ? .lowConfidence : .checkDigit
+        return UnverifiedNumber(digits: best.key, reason: reason, confidence: best.value.confidence)
+    }
+
     /// The number to report, or nil. One strong reading, or two agreeing fair ones; never
-    /// when two different numbers are both supported.
-    func decide(_ candidates: [PANCandidate]) -> PANCandidate? {
-        var byNumber: [String: (best: PANCandidate, votes: Int)] = [:]
+    /// when two different numbers are both supported, and never a repaired number against a
+    /// reading the recognizer keeps giving as it is.
+    ///
+    /// `failing` holds the whole numbers read on the same row that fail the check digit. When
+    /// one of them is read again and again (a specimen's "4000 1234 5678 9010", printed so),
+    /// a number that passes only because one digit was taken from an alternative is the check
+    /// digit writing that digit: refused. A valid first reading is refused too when the same
+    /// failing reading outnumbers it more than twice over.
+    func decide(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading] = []) -> PANCandidate? {
+        var failingVotes: [[UInt8]: Int] = [:]
+        for reading in failing { failingVotes[reading.digits, default: 0] += 1 }
+        let consensus = failingVotes.values.max() ?? 0
+        var byNumber: [String: (best: PANCandidate, votes: Int, plain: Int)] = [:]
         for candidate in candidates where candidate.groupingMatches {
             let key = candidate.pan.revealed
+            let plain = candidate.substitutions == 0 ? 1 : 0
             if let existing = byNumber[key] {
-                byNumber[key] = (existing.best.confidence >= candidate.confidence ? existing.best : candidate, existing.votes + 1)
+                byNumber[key] = (
+                    existing.best.confidence >= candidate.confidence ? existing.best : candidate, existing.votes + 1,
+                    existing.plain + plain
+                )
             } else {
-                byNumber[key] = (candidate, 1)
+                byNumber[key] = (candidate, 1, plain)
             }
         }
         let accepted = byNumber.values.filter { entry in
+            if entry.plain == 0 && consensus >= 2 { return false }
+            if consensus >= 3 && consensus > 2 * entry.plain { return false }
             if entry.best.confidence >= configuration.minimumConfidence && entry.best.substitutions == 0 { return true }
             return entry.votes >= 2 && entry.best.confidence >= configuration.minimumAgreedConfidence
         }

@@ -32,17 +32,50 @@ public struct PANCandidate: Sendable, Equatable {
 }
 
 /// Finds card numbers in OCR output using what a real number must satisfy: a brand's IIN
-/// range, one of its lengths, its digit grouping and the Luhn check. Where Tesseract's
-/// first choices fail the check, its per-symbol alternatives are searched for the most
-/// likely valid number.
+/// range, one of its lengths, its digit grouping and the Luhn check.
+///
+/// The check digit checks a reading; it never writes one. Where Tesseract's first choices
+/// fail the check, one digit may be replaced by an alternative the recognizer itself offered
+/// for that symbol with real weight (``minimumAlternativeWeight``), and the candidate's
+/// confidence is then that alternative's. A whole number read that fails the check and has
+/// no such repair is kept as a ``NumberReading`` that fails it: offered for correction
+/// (``UnverifiedNumber``), never reported as a card.
 public enum PANDecoder {
     struct Slot {
         var choices: [(digit: UInt8, confidence: Double)]
         var box: Box
     }
 
+    /// The least confidence (0 to 1) an alternative must have, as Tesseract scored it, for it
+    /// to replace a first choice that fails the check digit. Below this the recognizer did
+    /// not really see that digit, and a repair with it would be the check digit writing one.
+    public static let minimumAlternativeWeight = 0.25
+
+    /// Everything a line says about a card number: the valid candidates and the whole
+    /// numbers read that fail the check.
+    public struct LineReading: Sendable {
+        /// Valid card numbers, best first.
+        public var candidates: [PANCandidate] = []
+        /// Whole numbers (a brand's length and grouping, first choices only) that fail the
+        /// check digit, strongest first.
+        public var failing: [NumberReading] = []
+    }
+
+    /// A whole number as read, valid or not: first choices only.
+    public struct NumberReading: Sendable, Hashable {
+        public let digits: [UInt8]
+        /// The weakest digit's confidence, 0 to 1.
+        public let confidence: Double
+    }
+
     /// The valid card numbers in a recognised line, best first.
     public static func candidates(in line: RecognizedLine) -> [PANCandidate] {
+        read(line).candidates
+    }
+
+    /// The valid card numbers in a recognised line and the whole numbers read there that fail
+    /// the check digit.
+    public static func read(_ line: RecognizedLine) -> LineReading {
         // Digit groups: runs of digits inside one word. A non-digit symbol ends a group.
         var groups: [[Slot]] = []
         for word in line.words {
@@ -68,7 +101,7 @@ public enum PANDecoder {
             }
             return true
         }
-        var found: [PANCandidate] = []
+        var reading = LineReading()
         for start in groups.indices {
             var window: [Slot] = []
             var sizes: [Int] = []
@@ -77,13 +110,23 @@ public enum PANDecoder {
                 sizes.append(groups[end].count)
                 if window.count > 19 { break }
                 guard window.count >= 12, isolated(start, end) else { continue }
+                let extent = Double(window[0].box.x)...Double(window[window.count - 1].box.maxX)
                 if var candidate = decode(window, groupSizes: sizes) {
-                    candidate.extent = Double(window[0].box.x)...Double(window[window.count - 1].box.maxX)
-                    found.append(candidate)
+                    candidate.extent = extent
+                    reading.candidates.append(candidate)
+                }
+                let first = window.map { $0.choices[0].digit }
+                if !PAN.luhnValid(first), let brand = CardBrand.detect(digits: first), brand.lengths.contains(first.count),
+                    groupingMatches(sizes, brand: brand, length: first.count)
+                {
+                    let confidence = window.map { $0.choices[0].confidence }.min() ?? 0
+                    reading.failing.append(NumberReading(digits: first, confidence: confidence))
                 }
             }
         }
-        return found.sorted { $0.confidence > $1.confidence }
+        reading.candidates.sort { $0.confidence > $1.confidence }
+        reading.failing.sort { $0.confidence > $1.confidence }
+        return reading
     }
 
     static func slot(for symbol: RecognizedSymbol) -> Slot? {
@@ -125,46 +168,53 @@ public enum PANDecoder {
         return substituted(window, groupSizes: groupSizes)
     }
 
-    /// Tries replacing one digit with one of Tesseract's alternatives for it.
+    /// Tries replacing one digit with an alternative Tesseract offered for it with real
+    /// weight. Only one repair can pass the check, or none is made: two different repairs
+    /// that both pass are a guess between numbers, not a reading.
     static func substituted(_ window: [Slot], groupSizes: [Int]) -> PANCandidate? {
-        var bestCandidate: PANCandidate?
+        var repairs: [PANCandidate] = []
         let base = window.map { $0.choices[0].digit }
         for position in window.indices {
-            for alternative in window[position].choices.dropFirst() {
+            for alternative in window[position].choices.dropFirst() where alternative.confidence >= minimumAlternativeWeight {
                 var digits = base
                 digits[position] = alternative.digit
                 guard let brand = CardBrand.detect(digits: digits), brand.lengths.contains(digits.count),
                     PAN.luhnValid(digits), let pan = try? PAN(digits: digits)
                 else { continue }
-                // The substituted digit counts at its own (lower) confidence, halved for the doubt.
+                // The repaired digit counts at the alternative's own (lower) confidence.
                 var confidences = window.map { $0.choices[0].confidence }
-                confidences[position] = alternative.confidence * 0.5
-                let candidate = PANCandidate(
-                    pan: pan,
-                    confidence: confidences.min() ?? 0,
-                    substitutions: 1,
-                    groupingMatches: groupingMatches(groupSizes, brand: brand, length: digits.count)
+                confidences[position] = alternative.confidence
+                repairs.append(
+                    PANCandidate(
+                        pan: pan,
+                        confidence: confidences.min() ?? 0,
+                        substitutions: 1,
+                        groupingMatches: groupingMatches(groupSizes, brand: brand, length: digits.count)
+                    )
                 )
-                if candidate.confidence > (bestCandidate?.confidence ?? -1) { bestCandidate = candidate }
             }
         }
-        return bestCandidate
+        guard repairs.count == 1 else { return nil }
+        return repairs[0]
     }
 
-    /// Whether the gaps Tesseract saw are all gaps the brand prints (it may miss a gap, never add one).
+    /// Whether the gaps Tesseract saw are all gaps of one of the ways the brand prints its
+    /// numbers (it may miss a gap, never add one).
     static func groupingMatches(_ sizes: [Int], brand: CardBrand, length: Int) -> Bool {
-        var expected = Set<Int>()
-        var position = 0
-        for size in brand.grouping(forLength: length) {
-            position += size
-            expected.insert(position)
+        brand.groupings(forLength: length).contains { grouping in
+            var expected = Set<Int>()
+            var position = 0
+            for size in grouping {
+                position += size
+                expected.insert(position)
+            }
+            var seen = 0
+            for size in sizes.dropLast() {
+                seen += size
+                if !expected.contains(seen) { return false }
+            }
+            return true
         }
-        var seen = 0
-        for size in sizes.dropLast() {
-            seen += size
-            if !expected.contains(seen) { return false }
-        }
-        return true
     }
 }
 
@@ -233,7 +283,7 @@ extension PANDecoder {
         }
         var found: [String: PANCandidate] = [:]
         for start in places.indices {
-            for count in 3...5 where start + count <= places.count {
+            for count in 2...5 where start + count <= places.count {
                 let window = places[start..<(start + count)].map { place in
                     place.texts.sorted { $0.value > $1.value }.prefix(6)
                 }
@@ -242,12 +292,15 @@ extension PANDecoder {
                     let chosen = combination.enumerated().map { window[$0.offset][$0.element] }
                     let digits = chosen.flatMap { $0.key.utf8.map { $0 - 48 } }
                     if let brand = CardBrand.detect(digits: digits), brand.lengths.contains(digits.count),
-                        brand.grouping(forLength: digits.count) == chosen.map(\.key.count),
+                        brand.groupings(forLength: digits.count).contains(chosen.map(\.key.count)),
                         PAN.luhnValid(digits), let pan = try? PAN(digits: digits)
                     {
                         let confidence = chosen.map(\.value).min() ?? 0
+                        // A group that is not its place's strongest reading was chosen by the
+                        // check digit: it counts as a repair, which one reading alone never reports.
+                        let repairs = combination.indices.filter { chosen[$0].value < window[$0][0].value }.count
                         if confidence > found[pan.revealed]?.confidence ?? -1 {
-                            var candidate = PANCandidate(pan: pan, confidence: confidence, substitutions: 0, groupingMatches: true)
+                            var candidate = PANCandidate(pan: pan, confidence: confidence, substitutions: repairs, groupingMatches: true)
                             candidate.extent = places[start].anchor.left...places[start + count - 1].anchor.right
                             found[pan.revealed] = candidate
                         }

@@ -3,25 +3,39 @@ public struct ScanResult: Sendable {
     public enum Status: String, Sendable {
         /// A card number was read with enough confidence to report it.
         case found
-        /// No card number could be read with confidence; nothing is reported.
+        /// A whole number was read, but it fails the check digit or the confidence
+        /// threshold: ``ScanResult/unverified`` holds it for a person to check, never as a card.
+        case unverified
+        /// No card number could be read; nothing is reported.
         case notFound = "not_found"
     }
 
     public var status: Status
     /// The card number, only when `status` is `found`.
     public var pan: PAN?
+    /// The number read but not verified, only when `status` is `unverified`.
+    public var unverified: UnverifiedNumber?
     /// The expiry, when one was read (it may be read even when the number was not).
     public var expiry: Expiry?
-    /// 0 to 1: how sure the scanner is of the number; 0 when none was found.
+    /// 0 to 1: how sure the scanner is of the number (found or unverified); 0 when none was read.
     public var confidence: Double
     /// Wall time for the scan, in milliseconds.
     public var milliseconds: Double
     /// The cardholder's name, when it was read with confidence.
     public var holder: String?
 
-    public init(status: Status, pan: PAN?, expiry: Expiry?, confidence: Double, milliseconds: Double, holder: String? = nil) {
+    public init(
+        status: Status,
+        pan: PAN?,
+        unverified: UnverifiedNumber? = nil,
+        expiry: Expiry?,
+        confidence: Double,
+        milliseconds: Double,
+        holder: String? = nil
+    ) {
         self.status = status
         self.pan = pan
+        self.unverified = unverified
         self.expiry = expiry
         self.confidence = confidence
         self.milliseconds = milliseconds

@@ -1,5 +1,11 @@
 public import OCRBridge
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Reads a row of digits by cutting it into characters and matching each against digit
 /// templates of card typefaces (``DigitTemplates``).
 ///
@@ -141,6 +147,9 @@ public enum TemplateReader {
         return split
     }
 
+    /// How far apart, in correlation, two fits must be for the lesser to lose most of its weight.
+    static let alternativeTemperature = 0.03
+
     /// Matches one character against every template; choices are the digits by their best
     /// normalised correlation, as confidences 0 to 100.
     static func classify(_ grey: Bitmap, box: Box, threshold: UInt8, slash: Bool = false) -> RecognizedSymbol {
@@ -160,8 +169,14 @@ public enum TemplateReader {
         let second = best[ranked[1]]
         // Confidence: how well the best template fits, discounted when the runner-up is close.
         let confidence = max(0, min(100, (top - 0.35) / 0.55 * 100 - max(0, 0.08 - (top - second)) * 400))
-        let choices = ranked.prefix(4).map { digit in
-            SymbolChoice(text: name(digit), confidence: max(0, min(100, (best[digit] - 0.35) / 0.55 * 100)))
+        // An alternative's weight is how close it came to the best fit, not how well it fits
+        // on its own (a 5 correlates well with a clear 8): a softmax over the correlations,
+        // in which a runner-up 0.03 behind keeps a third of the weight and one 0.15 behind
+        // almost none. The first choice keeps the confidence above.
+        let weights = ranked.prefix(4).map { exp((best[$0] - top) / Self.alternativeTemperature) }
+        let total = weights.reduce(0, +)
+        let choices = ranked.prefix(4).enumerated().map { index, digit in
+            SymbolChoice(text: name(digit), confidence: index == 0 ? confidence : 100 * weights[index] / total)
         }
         return RecognizedSymbol(text: name(ranked[0]), confidence: confidence, box: box, choices: choices)
     }

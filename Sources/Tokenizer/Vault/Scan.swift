@@ -26,9 +26,25 @@ public struct Scan: Sendable, Equatable {
         }
     }
 
+    /// A whole number the scanner read but could not verify (it fails the check digit, or
+    /// the reading is too weak): masked, with the reason. It is never sealed or tokenized;
+    /// the person corrects it and the number is sent with the token request instead.
+    public struct Unverified: Sendable, Equatable, Codable {
+        public var masked: String
+        public var reason: String
+
+        public init(masked: String, reason: String) {
+            self.masked = masked
+            self.reason = reason
+        }
+    }
+
     public let id: String
-    /// `found` when the scanner read a number it is sure of, `not_found` otherwise.
+    /// `found` when the scanner read a number it is sure of, `unverified` when it read a whole
+    /// number it could not verify, `not_found` otherwise.
     public let status: String
+    /// Only when `status` is `unverified`, and only in the answer to the scan itself.
+    public var unverified: Unverified?
     /// Nil when the scanner read nothing at all.
     public let card: Card?
     /// 0 to 1: how sure the scanner is of the number.

@@ -9,13 +9,14 @@ extension Vault {
         let now = configuration.now()
         let id = ObjectID.random(.scan).rawValue
         let pan = result.status == .found ? result.pan : nil
+        let unverified = result.status == .unverified ? result.unverified : nil
         let sealed = try pan.map { pan throws(VaultError) in
             try keys.seal(Self.encode(SealedCard(number: pan.revealed, holder: result.holder)), for: .card, context: id)
         }
         let record = ScanRecord(
             id: id,
             merchantID: merchantID,
-            status: pan == nil ? ScanResult.Status.notFound.rawValue : ScanResult.Status.found.rawValue,
+            status: (pan != nil ? ScanResult.Status.found : unverified != nil ? .unverified : .notFound).rawValue,
             brand: pan?.brand.id,
             bin: pan?.bin,
             last4: pan?.last4,
@@ -30,7 +31,9 @@ extension Vault {
             tokenID: nil
         )
         try await storing("save the scan") { try await store.insertScan(record) }
-        return Scan(record)
+        var scan = Scan(record)
+        scan.unverified = unverified.map { Scan.Unverified(masked: $0.masked, reason: $0.reason.rawValue) }
+        return scan
     }
 
     /// Makes a scan into a single-use token, once: the scan's number (and holder's name, if
@@ -84,7 +87,7 @@ extension Vault {
         case .withoutNumber:
             return VaultError(
                 .scanWithoutNumber,
-                "scan \(id) read no card number: scan the card again, or send the number, exp_month and exp_year instead"
+                "scan \(id) read no card number it could verify: scan the card again, or send the number, exp_month and exp_year instead"
             )
         }
     }

@@ -1,0 +1,70 @@
+import OCRBridge
+import Testing
+
+@testable import CardCapture
+
+/// What the scanner reports from the readings of a number row: a number, an unverified
+/// reading for a person to check, or nothing. Readings are built by hand (``LineBuilder``).
+@Suite("Deciding what a scan reports")
+struct ScanDecisionTests {
+    static let scanner = Result { try CardScanner() }
+
+    /// Every reading of one row, decoded.
+    static func decoded(_ lines: [RecognizedLine]) -> (candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) {
+        let readings = lines.map(PANDecoder.read)
+        return (readings.flatMap(\.candidates), readings.flatMap(\.failing))
+    }
+
+    @Test("a specimen read the same way again and again is never repaired into a card")
+    func specimenConsensus() throws {
+        let scanner = try Self.scanner.get()
+        // Three readings see 4000 1234 5678 9010 (fails Luhn); two of them also offer a 3 for
+        // the 9 with weight, which would pass.
+        let offered = LineBuilder.line(["4000", "1234", "5678", "9010"], alternatives: [12: [("3", 60)]])
+        let plain = LineBuilder.line(["4000", "1234", "5678", "9010"])
+        let (candidates, failing) = Self.decoded([offered, offered, plain])
+        #expect(candidates.count == 2 && candidates.allSatisfy { $0.substitutions == 1 })
+        #expect(scanner.decide(candidates, failing: failing) == nil)
+        // Without the failing readings the two agreeing repairs would have been enough.
+        #expect(scanner.decide(candidates)?.pan.revealed == "4000123456783010")
+        let offer = try #require(CardScanner.unverified(candidates: candidates, failing: failing))
+        #expect(offer.revealed == "4000123456789010")
+        #expect(offer.reason == .checkDigit)
+        #expect(offer.masked == "400012******9010")
+        #expect("\(offer)" == "400012******9010")
+    }
+
+    @Test("a valid first reading outnumbered by one failing reading is not reported")
+    func outnumbered() throws {
+        let scanner = try Self.scanner.get()
+        let valid = LineBuilder.line(["4000", "1234", "5678", "3010"])
+        let printed = LineBuilder.line(["4000", "1234", "5678", "9010"])
+        let (candidates, failing) = Self.decoded([valid, printed, printed, printed])
+        #expect(scanner.decide(candidates, failing: failing) == nil)
+        // Read twice against three failing readings, it stands.
+        let (more, same) = Self.decoded([valid, valid, printed, printed, printed])
+        #expect(scanner.decide(more, failing: same)?.pan.revealed == "4000123456783010")
+    }
+
+    @Test("a valid number read too weakly is offered as unverified, low confidence")
+    func weak() throws {
+        let scanner = try Self.scanner.get()
+        let line = LineBuilder.line(["4242", "4242", "4242", "4242"], lowConfidence: [5: 40])
+        let (candidates, failing) = Self.decoded([line])
+        #expect(scanner.decide(candidates, failing: failing) == nil)
+        let offer = try #require(CardScanner.unverified(candidates: candidates, failing: failing))
+        #expect(offer.reason == .lowConfidence)
+        #expect(offer.revealed == "4242424242424242")
+        #expect(abs(offer.confidence - 0.40) < 1e-9)
+    }
+
+    @Test("the reading most readings agree on is the one offered; noise is not offered")
+    func offerVotes() throws {
+        let once = LineBuilder.line(["4000", "1234", "5678", "9011"], confidence: 99)
+        let twice = LineBuilder.line(["4000", "1234", "5678", "9010"], confidence: 80)
+        let (candidates, failing) = Self.decoded([once, twice, twice])
+        #expect(CardScanner.unverified(candidates: candidates, failing: failing)?.revealed == "4000123456789010")
+        let noise = LineBuilder.line(["4000", "1234", "5678", "9010"], confidence: 10)
+        #expect(CardScanner.unverified(candidates: [], failing: Self.decoded([noise]).failing) == nil)
+    }
+}
