@@ -5,7 +5,7 @@
 SWIFT ?= swift
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: deps build release run test lint format bench bench-api fixtures clean
+.PHONY: deps build release run test lint format bench bench-api fixtures model clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -25,9 +25,15 @@ test: deps lint
 	# The C bridges again under AddressSanitizer (leaks included), in their own build folder.
 	$(SWIFT) test --disable-xctest --sanitize=address --scratch-path .build-asan --filter OCRBridgeTests
 
-# The scanner's accuracy and speed on the fixtures, against the plain tesseract route.
+# The scanner's accuracy and speed: the fixtures (against the plain tesseract route), the second
+# generator's cards and the real pictures in ../shared/cards-dev (scripts/bench/bench.sh).
 bench: release
-	.build/release/capture-cli bench Fixtures/cards
+	bash scripts/bench/bench.sh
+
+# Trains the card-digit model from scratch (hours on 2 cores; resumable) and installs it as
+# Sources/CardCapture/Resources/card.traineddata; Models/README.md records how and how long.
+model:
+	bash scripts/model/make_model.sh
 
 # The API under load (wrk): token creations and transactions per second against GET /healthz.
 bench-api: release

@@ -51,6 +51,8 @@ let package = Package(
         .target(
             name: "CardCapture",
             dependencies: ["OCRBridge"],
+            // The card-digit model (`make model`; Models/README.md says how it was trained).
+            resources: [.copy("Resources/card.traineddata")],
             swiftSettings: swiftSettings
         ),
         // The vault and payments: no HTTP in here.
@@ -106,6 +108,8 @@ let package = Package(
         .testTarget(
             name: "CardCaptureTests",
             dependencies: ["CardCapture", "OCRBridge"],
+            // Read from the source tree (#filePath), never copied.
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

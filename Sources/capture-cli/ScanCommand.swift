@@ -10,9 +10,12 @@ struct ScanCommand: AsyncParsableCommand {
         abstract: "Read the card number and expiry off PNG images.",
         discussion: """
             Numbers are masked (first 6, last 4) unless --reveal is given. With --json, one JSON \
-            object per image and line, in input order. With --manual-fallback, an image whose number \
-            could not be read, or not surely, opens the manual-entry prompt (on standard error) with \
-            what the scan did read as defaults; Ctrl-D keeps the scan's result, Ctrl-C stops.
+            object per image and line, in input order. A whole number read that fails the check digit \
+            or the confidence threshold is never reported as the card's: its status is "unverified" \
+            and it is offered, masked, for a person to correct. With --manual-fallback, an image whose \
+            number could not be read, or not surely, opens the manual-entry prompt (on standard error) \
+            with what the scan did read as defaults (unverified digits typed in, to correct); Ctrl-D \
+            keeps the scan's result, Ctrl-C stops.
             Exit status: 0 when every image gave a number, 1 when some did not, 2 on an error or bad usage.
             """
     )

@@ -1,5 +1,6 @@
-import CardCapture
 import Testing
+
+@testable import CardCapture
 
 @Suite("Manual entry: the prompt's state machine")
 struct ManualEntryTests {
@@ -7,6 +8,26 @@ struct ManualEntryTests {
 
     func entry(fields: [ManualEntry.Field] = ManualEntry.Field.allCases, defaults: ManualEntry.Values = .init()) -> ManualEntry {
         ManualEntry(fields: fields, defaults: defaults, clock: Self.clock)
+    }
+
+    @Test("digits a scan read but could not verify are typed in to correct, once, never kept as a default")
+    func draftNumber() throws {
+        let read = UnverifiedNumber(digits: [4, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 0], reason: .checkDigit, confidence: 0.9)
+        var entry = entry(defaults: .init(draftNumber: read))
+        let prompt = try #require(entry.prompt)
+        #expect(prompt.prefill == "4000123456789010")
+        #expect(prompt.defaultShown == nil)
+        #expect(EntryLine(prompt: prompt).text == "4000123456789010")
+        #expect(EntryLine(prompt: prompt).shown == "4000 1234 5678 9010")
+        // Enter on the line as it stands submits the digits, which fail; the next ask starts empty.
+        guard case .refused(.number, let message) = entry.answer("4000123456789010") else {
+            Issue.record("a number failing the check digit was taken")
+            return
+        }
+        #expect(message.contains("check digit"))
+        #expect(entry.prompt?.prefill == nil)
+        #expect(entry.answer("") == .refused(.number, message: "enter the card number"))
+        #expect(entry.answer("4242424242424242") == .accepted(.number, shown: "4242 42** **** 4242  Visa"))
     }
 
     @Test("the happy path: number, expiry, code, name, confirmation; the card comes out whole")

@@ -13,9 +13,12 @@ struct RowMergeTests {
     func pieces() throws {
         #expect(PANDecoder.candidates(in: Self.glare).isEmpty)
         #expect(PANDecoder.candidates(in: Self.ring).isEmpty)
-        let merged = try #require(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: Self.ring)]))
+        let readings = [Self.glare, Self.glare, Self.ring, Self.ring].map { RowReading(line: $0) }
+        let merged = try #require(PANDecoder.merged(readings))
         #expect(merged.pan.revealed == "4000000000000127")
         #expect(merged.groupingMatches)
+        // Each group must be seen alike by two readings: once each is not enough.
+        #expect(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: Self.ring)]) == nil)
         #expect(merged.extent == 10...(460 + 24 * 3 + 20))
     }
 
@@ -23,7 +26,11 @@ struct RowMergeTests {
     func scaled() throws {
         // The second reading's image is the row at 3/4 size with a 12-pixel margin.
         let small = LineBuilder.line(placed: [(12 + 7, "4000"), (12 + 120, "0000"), (12 + 232, "0004"), (12 + 345, "01258")])
-        let merged = try #require(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: small, offset: 12, scale: 0.75)]))
+        let readings = [
+            RowReading(line: Self.glare), RowReading(line: Self.glare),
+            RowReading(line: small, offset: 12, scale: 0.75), RowReading(line: small, offset: 12, scale: 0.75),
+        ]
+        let merged = try #require(PANDecoder.merged(readings))
         #expect(merged.pan.revealed == "4000000000000127")
     }
 
@@ -31,7 +38,8 @@ struct RowMergeTests {
     func ambiguous() {
         // 4000 0000 0001 0100 is valid too: the readings cannot tell which it is.
         let other = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0001"), (460, "0100")])
-        #expect(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: Self.ring), RowReading(line: other)]) == nil)
+        let readings = [Self.glare, Self.glare, Self.ring, Self.ring, other, other].map { RowReading(line: $0) }
+        #expect(PANDecoder.merged(readings) == nil)
     }
 
     @Test("a group taken over a stronger reading of it counts as a repair")
@@ -39,7 +47,7 @@ struct RowMergeTests {
         // Every reading holds 4000 0000 0000 0127 but for the last group, read more surely as 0128.
         let sure = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0128")], confidence: 95)
         let unsure = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0127")], confidence: 60)
-        let merged = try #require(PANDecoder.merged([RowReading(line: sure), RowReading(line: unsure)]))
+        let merged = try #require(PANDecoder.merged([sure, sure, unsure, unsure].map { RowReading(line: $0) }))
         #expect(merged.pan.revealed == "4000000000000127")
         #expect(merged.substitutions == 1)
         #expect(abs(merged.confidence - 0.60) < 1e-9)
@@ -49,14 +57,15 @@ struct RowMergeTests {
     func grouping() {
         // 4000 0000 0000 0127 read as 40000 000 0000 0127 in both: the digits fit, the groups do not.
         let shifted = LineBuilder.line(placed: [(10, "40000"), (160, "000"), (310, "0000"), (460, "0127")])
-        #expect(PANDecoder.merged([RowReading(line: shifted), RowReading(line: shifted)]) == nil)
+        #expect(PANDecoder.merged([RowReading(line: shifted), RowReading(line: shifted), RowReading(line: shifted)]) == nil)
     }
 
-    @Test("one reading is not a consensus of pieces, but a whole number in it still counts")
+    @Test("one reading is not a consensus of pieces; a whole number read twice is")
     func single() {
-        #expect(PANDecoder.merged([RowReading(line: Self.glare)]) == nil)
+        #expect(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: Self.glare)]) == nil)
         let whole = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0127")])
-        #expect(PANDecoder.merged([RowReading(line: whole)])?.pan.revealed == "4000000000000127")
+        #expect(PANDecoder.merged([RowReading(line: whole)]) == nil)
+        #expect(PANDecoder.merged([RowReading(line: whole), RowReading(line: whole)])?.pan.revealed == "4000000000000127")
     }
 }
 

@@ -25,8 +25,11 @@ struct ScanDecisionTests {
         let (candidates, failing) = Self.decoded([offered, offered, plain])
         #expect(candidates.count == 2 && candidates.allSatisfy { $0.substitutions == 1 })
         #expect(scanner.decide(candidates, failing: failing) == nil)
-        // Without the failing readings the two agreeing repairs would have been enough.
-        #expect(scanner.decide(candidates)?.pan.revealed == "4000123456783010")
+        // Repairs alone are never enough, failing readings or not; with one reading that saw
+        // the number as it is, they are.
+        #expect(scanner.decide(candidates) == nil)
+        let seen = PANDecoder.read(LineBuilder.line(["4000", "1234", "5678", "3010"])).candidates
+        #expect(scanner.decide(candidates + seen)?.pan.revealed == "4000123456783010")
         let offer = try #require(CardScanner.unverified(candidates: candidates, failing: failing))
         #expect(offer.revealed == "4000123456789010")
         #expect(offer.reason == .checkDigit)
@@ -44,6 +47,17 @@ struct ScanDecisionTests {
         // Read twice against three failing readings, it stands.
         let (more, same) = Self.decoded([valid, valid, printed, printed, printed])
         #expect(scanner.decide(more, failing: same)?.pan.revealed == "4000123456783010")
+    }
+
+    @Test("one reading alone is never reported, however sure; two that agree are")
+    func agreement() throws {
+        let scanner = try Self.scanner.get()
+        let line = LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 99)
+        #expect(scanner.decide(Self.decoded([line]).candidates) == nil)
+        #expect(scanner.decide(Self.decoded([line, line]).candidates)?.pan.revealed == "4242424242424242")
+        // Two readings of different numbers: neither.
+        let other = LineBuilder.line(["4111", "1111", "1111", "1111"], confidence: 99)
+        #expect(scanner.decide(Self.decoded([line, line, other, other]).candidates) == nil)
     }
 
     @Test("a valid number read too weakly is offered as unverified, low confidence")

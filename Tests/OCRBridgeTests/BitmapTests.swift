@@ -53,4 +53,22 @@ struct BitmapResamplingTests {
         #expect(turned.pixels[4] == 255)
         #expect(turned.pixels.filter { $0 > 0 }.count == 1)
     }
+
+    @Test("quarter turns move every pixel exactly, swapping width and height")
+    func quarterTurns() {
+        // 1 2 3
+        // 4 5 6
+        let bitmap = Bitmap(width: 3, height: 2, format: .grey8, pixels: [1, 2, 3, 4, 5, 6])
+        let once = bitmap.turned(quarterTurns: 1)
+        #expect(once.width == 2 && once.height == 3)
+        // Clockwise: the left column, read upwards, becomes the top row.
+        #expect(once.pixels == [4, 1, 5, 2, 6, 3])
+        #expect(bitmap.turned(quarterTurns: 2).pixels == [6, 5, 4, 3, 2, 1])
+        #expect(bitmap.turned(quarterTurns: 3).pixels == [3, 6, 2, 5, 1, 4])
+        #expect(bitmap.turned(quarterTurns: -1) == bitmap.turned(quarterTurns: 3))
+        #expect(once.turned(quarterTurns: 3) == bitmap)
+        let rgb = Bitmap(width: 2, height: 1, format: .rgb8, pixels: [1, 2, 3, 4, 5, 6])
+        #expect(rgb.turned(quarterTurns: 1).pixels == [1, 2, 3, 4, 5, 6])
+        #expect(rgb.turned(quarterTurns: 2).pixels == [4, 5, 6, 1, 2, 3])
+    }
 }

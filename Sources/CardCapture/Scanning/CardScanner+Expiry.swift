@@ -15,7 +15,7 @@ extension CardScanner {
         top: Int,
         height: Int,
         numberHeight: Int,
-        with engine: TesseractEngine,
+        with engines: Engines,
         into evidence: inout Evidence
     ) throws -> ExpiryBallot {
         var ballot = ExpiryBallot()
@@ -35,22 +35,24 @@ extension CardScanner {
         // the text fade out at the lower thresholds, and the openings cut the thin ones that
         // cross the characters.
         func cut(_ threshold: UInt8) -> Bitmap { flat.binarized(threshold: threshold) }
-        let readings: [(engine: Bool, image: () -> Bitmap)] = [
-            (false, { cut(70) }),
-            (false, { cut(100) }),
-            (false, { cut(140) }),
-            (false, { flat }),
-            (false, { plain.adaptiveBinarized(window: Self.dateScaleHeight * 3 / 2) }),
-            (false, { cut(140).opened(size: 3) }),
-            (false, { cut(100).opened(size: 3) }),
-            (true, { cut(140) }),
-            (true, { flat }),
-            (true, { sized.flattened(window: window / 2).padded(by: 12, value: 200).binarized(threshold: 140) }),
-            (true, { plain }),
+        let readings: [(engine: TesseractEngine?, image: () -> Bitmap)] = [
+            (engines.digits, { flat }),
+            (engines.digits, { plain }),
+            (nil, { cut(70) }),
+            (nil, { cut(100) }),
+            (nil, { cut(140) }),
+            (nil, { flat }),
+            (nil, { plain.adaptiveBinarized(window: Self.dateScaleHeight * 3 / 2) }),
+            (nil, { cut(140).opened(size: 3) }),
+            (nil, { cut(100).opened(size: 3) }),
+            (engines.english, { cut(140) }),
+            (engines.english, { flat }),
+            (engines.english, { sized.flattened(window: window / 2).padded(by: 12, value: 200).binarized(threshold: 140) }),
+            (engines.english, { plain }),
         ]
         for reading in readings {
             let image = reading.image()
-            if reading.engine {
+            if let engine = reading.engine {
                 let result = try engine.recognize(image, mode: .sparseText, whitelist: "0123456789/")
                 evidence.rows.append((box, result.text))
                 ballot.add(result.text)

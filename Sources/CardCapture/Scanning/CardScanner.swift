@@ -47,11 +47,14 @@ public struct CardScanner: Sendable {
     }
 
     public let configuration: Configuration
+    /// Engines with Debian's `eng`: labels, names, and a second opinion on digits.
     private let pool: TesseractPool
+    /// Engines with the project's card-digit model (``CardModel``): numbers and dates.
+    private let digitPool: TesseractPool
 
-    /// Creates a scanner and its first Tesseract engine.
+    /// Creates a scanner and its first Tesseract engines.
     ///
-    /// - Throws: ``OCRError`` when Tesseract or its trained data is missing.
+    /// - Throws: ``OCRError`` when Tesseract, its English data or the card-digit model is missing.
     public init(configuration: Configuration = .init(), pool: TesseractPool? = nil) throws(OCRError) {
         self.configuration = configuration
         if let pool {
@@ -59,6 +62,21 @@ public struct CardScanner: Sendable {
         } else {
             self.pool = try TesseractPool()
         }
+        guard CardModel.folder != nil else {
+            throw OCRError(
+                .trainedDataMissing,
+                "the card-digit model card.traineddata is not in this build's resources; rebuild the package, or set \(CardModel.folderVariable) to a folder holding it"
+            )
+        }
+        self.digitPool = try TesseractPool(configuration: CardModel.configuration)
+    }
+
+    /// The two engines one scan reads with.
+    struct Engines {
+        /// The card-digit model.
+        let digits: TesseractEngine
+        /// Debian's English model.
+        let english: TesseractEngine
     }
 
     /// Decodes and scans a PNG file.
@@ -97,7 +115,9 @@ public struct CardScanner: Sendable {
     }
 
     private func scanWithEvidence(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> (result: ScanResult, evidence: Evidence) {
-        let evidence = try pool.withEngine { engine in try read(bitmap, with: engine) }
+        let evidence = try pool.withEngine { english in
+            try digitPool.withEngine { digits in try read(bitmap, with: Engines(digits: digits, english: english)) }
+        }
         let milliseconds = (ContinuousClock.now - start).seconds * 1000
         guard let best = evidence.decided else {
             let unverified = Self.unverified(candidates: evidence.candidates, failing: evidence.failing)
@@ -141,6 +161,9 @@ public struct CardScanner: Sendable {
         var decided: PANCandidate?
         /// The most digits Tesseract read in one reading of a number row.
         var tesseractDigits = 0
+        /// The best mean confidence (0 to 100) of the card-digit model's readings of a number
+        /// row: how surely this way up reads as digits.
+        var modelConfidence = 0.0
         /// The row where most whole numbers were read, valid or not, and how many: the number
         /// row even when no number on it can be reported.
         var wholeRow: (row: TextRow, count: Int)?
@@ -167,11 +190,18 @@ public struct CardScanner: Sendable {
         /// Quarter turns clockwise of the card in the image.
         var quarterTurns: Int
         let makeCard: () -> Bitmap?
+
+        /// The same place, and the turn: a hypothesis and its half turn share a place.
+        var place: String {
+            (outline?.corners.map { "\(Int($0.x)),\(Int($0.y))" }.joined(separator: ";") ?? "whole") + "/\(quarterTurns % 2)"
+        }
     }
 
     /// The ways to try the image, likeliest first: the best outline (both upright turns for
     /// a card held in portrait), the whole frame levelled (turned upright when the frame is
-    /// portrait), then both upside down, then the next outlines.
+    /// portrait), then the next outlines. A card upside down is not tried: the card-digit
+    /// model reads upside-down digits as digits (a 6 as a 9) surely enough that two readings
+    /// can agree on a number that passes the check.
     func hypotheses(for grey: Bitmap) -> [Hypothesis] {
         let outlines = CardLocator().outlines(in: grey, limit: 3)
         func card(_ outline: CardLocator.Outline, turns: Int) -> Hypothesis {
@@ -188,16 +218,15 @@ public struct CardScanner: Sendable {
             first += (best.portrait ? [1, 3] : [0]).map { card(best, turns: $0) }
         }
         first += upright.map { whole(turns: $0) }
-        let turned = first.map { hypothesis in
-            Hypothesis(outline: hypothesis.outline, quarterTurns: hypothesis.quarterTurns + 2) {
-                hypothesis.makeCard().map { $0.turned(quarterTurns: 2) }
-            }
-        }
         let others = outlines.dropFirst().flatMap { outline in
-            (outline.portrait ? [1, 3] : [0, 2]).map { card(outline, turns: $0) }
+            (outline.portrait ? [1, 3] : [0]).map { card(outline, turns: $0) }
         }
-        return first + turned + others
+        return first + others
     }
+
+    /// How much more surely (mean confidence, 0 to 100) a card must read one way up than the
+    /// other for a number read that way to count, once both have been looked at.
+    static let turnMargin = 3.0
 
     /// The whole frame as the card: scaled to the card's width, turned upright, and levelled.
     static func levelled(_ grey: Bitmap, quarterTurns: Int) -> Bitmap? {
@@ -217,16 +246,31 @@ public struct CardScanner: Sendable {
         case glance, full
     }
 
-    func read(_ bitmap: Bitmap, with engine: TesseractEngine) throws -> Evidence {
+    func read(_ bitmap: Bitmap, with engines: Engines) throws -> Evidence {
         let grey = bitmap.grey()
         var evidence = Evidence()
         var chosen: (evidence: Evidence, row: TextRow?)?
         var glanced: [(hypothesis: Hypothesis, card: Bitmap, digits: Int)] = []
         // A first look at each way the card may lie, until one gives a number.
-        for hypothesis in hypotheses(for: grey) {
+        let all = hypotheses(for: grey)
+        // The two turns of a card held in portrait share a place: each is the other's partner.
+        let places = Dictionary(grouping: all, by: \.place)
+        for hypothesis in all {
             guard let card = hypothesis.makeCard() else { continue }
             var trial = Evidence(outline: hypothesis.outline, card: card)
-            let row = try readNumber(on: card, effort: .glance, with: engine, into: &trial)
+            var row = try readNumber(on: card, effort: .glance, with: engines, into: &trial)
+            // A card held in portrait may be turned either way: a number read one way up counts
+            // only when that way reads more surely than the other (a 6 upside down is a 9).
+            if row != nil, let partner = places[hypothesis.place]?.first(where: { $0.quarterTurns != hypothesis.quarterTurns }),
+                let other = partner.makeCard()
+            {
+                var look = Evidence(outline: partner.outline, card: other)
+                _ = try readNumber(on: other, effort: .glance, with: engines, into: &look)
+                if trial.modelConfidence <= look.modelConfidence + Self.turnMargin {
+                    row = nil
+                    trial.decided = nil
+                }
+            }
             evidence.candidates += trial.candidates
             evidence.failing += trial.failing
             if row != nil {
@@ -248,7 +292,7 @@ public struct CardScanner: Sendable {
             let promising = glanced.filter { $0.digits >= 8 }.sorted { $0.digits > $1.digits }.prefix(2)
             for (hypothesis, card, _) in promising {
                 var trial = Evidence(outline: hypothesis.outline, card: card)
-                let row = try readNumber(on: card, effort: .full, with: engine, into: &trial)
+                let row = try readNumber(on: card, effort: .full, with: engines, into: &trial)
                 evidence.candidates += trial.candidates
                 evidence.failing += trial.failing
                 if row != nil || trial.digitsSeen > (chosen?.evidence.digitsSeen ?? -1) { chosen = (trial, row) }
@@ -268,11 +312,11 @@ public struct CardScanner: Sendable {
         let numberHeight = numberRow?.box.height ?? card.height / 14
         let stripTop = numberRow.map { $0.box.maxY + numberHeight / 8 } ?? card.height * 55 / 100
         let stripHeight = numberHeight * 2
-        var ballot = try readExpiry(on: card, top: stripTop, height: stripHeight, numberHeight: numberHeight, with: engine, into: &evidence)
+        var ballot = try readExpiry(on: card, top: stripTop, height: stripHeight, numberHeight: numberHeight, with: engines, into: &evidence)
         let nameTop = stripTop + stripHeight
         for row in LineFinder.rows(in: card, top: Double(nameTop) / Double(card.height), bottom: 0.97).prefix(2) {
             guard let image = lineImage(of: card, row: row, textHeight: 32) else { continue }
-            let result = try engine.recognize(image, mode: .singleLine, whitelist: Self.expiryCharacters)
+            let result = try engines.english.recognize(image, mode: .singleLine, whitelist: Self.expiryCharacters)
             evidence.rows.append((row.box, result.text))
             // A date elsewhere counts only when the strip under the number gave none.
             if ballot.leader == nil { ballot.add(result.text) }
@@ -285,7 +329,7 @@ public struct CardScanner: Sendable {
     /// Reads the number rows of one straightened card into `evidence`.
     ///
     /// - Returns: the row a number was decided on, or nil.
-    func readNumber(on card: Bitmap, effort: Effort, with engine: TesseractEngine, into evidence: inout Evidence) throws -> TextRow? {
+    func readNumber(on card: Bitmap, effort: Effort, with engines: Engines, into evidence: inout Evidence) throws -> TextRow? {
         let glance = effort == .glance
         // The number: the strongest rows in the middle band of the card.
         for row in LineFinder.rows(in: card, top: 0.3, bottom: 0.85).prefix(glance ? 2 : 3) {
@@ -307,20 +351,13 @@ public struct CardScanner: Sendable {
                 { base.binarized(threshold: base.otsuThreshold()).opened(size: 3) },
                 { flat.binarized(threshold: 140).opened(size: 3) },
             ]
-            for makeImage in images.prefix(glance ? 2 : images.count) {
-                let image = makeImage()
-                guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
-                readings.append(RowReading(line: line, offset: 4))
-                evidence.rows.append((row.box, "templates: " + line.text))
-                let decoded = PANDecoder.read(line)
-                rowCandidates += decoded.candidates.map { $0.from(.templates, offset: 4) }
-                rowFailing += decoded.failing
-                if let decided = decide(rowCandidates, failing: rowFailing), decided.confidence >= configuration.minimumConfidence { break }
-            }
             let variants = numberVariants(of: base)
-            for variant in variants.prefix(glance ? 2 : variants.count) {
-                let image = variant()
+            /// One Tesseract reading of a variant of the row, decoded into the row's evidence.
+            func recognize(_ image: Bitmap, with engine: TesseractEngine, source: PANCandidate.Source) throws {
                 let result = try engine.recognize(image, mode: .singleLine, whitelist: "0123456789 ")
+                if source == .cardModel, let line = result.lines.first, line.text.count >= 8 {
+                    evidence.modelConfidence = max(evidence.modelConfidence, line.confidence)
+                }
                 let scale = Double(image.width - 2 * Self.variantPadding) / Double(base.width)
                 let offset = Double(Self.variantPadding)
                 readings += result.lines.map { RowReading(line: $0, offset: offset, scale: scale) }
@@ -328,10 +365,30 @@ public struct CardScanner: Sendable {
                 for line in result.lines {
                     evidence.noteDigits(in: line)
                     let decoded = PANDecoder.read(line)
-                    rowCandidates += decoded.candidates.map { $0.from(.tesseract, offset: offset, scale: scale) }
+                    rowCandidates += decoded.candidates.map { $0.from(source, offset: offset, scale: scale) }
                     rowFailing += decoded.failing
                 }
-                if let decided = decide(rowCandidates, failing: rowFailing), decided.confidence >= configuration.minimumConfidence { break }
+            }
+            func settled() -> Bool {
+                guard let decided = decide(rowCandidates, failing: rowFailing) else { return false }
+                return decided.confidence >= configuration.minimumConfidence
+            }
+            // The card-digit model first, as the row is and then in the other ways.
+            for variant in variants.prefix(glance ? 2 : variants.count) where !settled() {
+                try recognize(variant(), with: engines.digits, source: .cardModel)
+            }
+            // Then the templates and English, for typefaces the model reads badly.
+            for makeImage in images.prefix(glance ? 1 : images.count) where !settled() {
+                let image = makeImage()
+                guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
+                readings.append(RowReading(line: line, offset: 4))
+                evidence.rows.append((row.box, "templates: " + line.text))
+                let decoded = PANDecoder.read(line)
+                rowCandidates += decoded.candidates.map { $0.from(.templates, offset: 4) }
+                rowFailing += decoded.failing
+            }
+            for variant in variants.prefix(glance ? 1 : variants.count) where !settled() {
+                try recognize(variant(), with: engines.english, source: .tesseract)
             }
             var decided = decide(rowCandidates, failing: rowFailing)
             if decided == nil, let merged = PANDecoder.merged(readings) {
@@ -464,9 +521,10 @@ public struct CardScanner: Sendable {
         return UnverifiedNumber(digits: best.key, reason: reason, confidence: best.value.confidence)
     }
 
-    /// The number to report, or nil. One strong reading, or two agreeing fair ones; never
-    /// when two different numbers are both supported, and never a repaired number against a
-    /// reading the recognizer keeps giving as it is.
+    /// The number to report, or nil: two readings that agree, at least one of them without a
+    /// repaired digit, or one number pieced together from several readings; never when two
+    /// different numbers are both supported, and never a repaired number against a reading
+    /// the recognizer keeps giving as it is.
     ///
     /// `failing` holds the whole numbers read on the same row that fail the check digit. When
     /// one of them is read again and again (a specimen's "4000 1234 5678 9010", printed so),
@@ -477,24 +535,50 @@ public struct CardScanner: Sendable {
         var failingVotes: [[UInt8]: Int] = [:]
         for reading in failing { failingVotes[reading.digits, default: 0] += 1 }
         let consensus = failingVotes.values.max() ?? 0
-        var byNumber: [String: (best: PANCandidate, votes: Int, plain: Int)] = [:]
+        struct Support {
+            var best: PANCandidate
+            var votes = 0
+            /// Readings that held the number as read, without a repaired digit, by reader.
+            var plain: [PANCandidate.Source: Int] = [:]
+            var plainCount: Int { plain.values.reduce(0, +) }
+            /// Readings by the card-digit model with no doubtful digit.
+            var sureModelReadings = 0
+        }
+        var byNumber: [String: Support] = [:]
         for candidate in candidates where candidate.groupingMatches {
             let key = candidate.pan.revealed
-            let plain = candidate.substitutions == 0 ? 1 : 0
-            if let existing = byNumber[key] {
-                byNumber[key] = (
-                    existing.best.confidence >= candidate.confidence ? existing.best : candidate, existing.votes + 1,
-                    existing.plain + plain
-                )
-            } else {
-                byNumber[key] = (candidate, 1, plain)
+            var support = byNumber[key] ?? Support(best: candidate)
+            if candidate.confidence > support.best.confidence { support.best = candidate }
+            support.votes += 1
+            if candidate.substitutions == 0 { support.plain[candidate.source, default: 0] += 1 }
+            if candidate.source == .cardModel && candidate.substitutions == 0 && candidate.doubtfulDigits == 0 {
+                support.sureModelReadings += 1
             }
+            byNumber[key] = support
         }
         let accepted = byNumber.values.filter { entry in
-            if entry.plain == 0 && consensus >= 2 { return false }
-            if consensus >= 3 && consensus > 2 * entry.plain { return false }
-            if entry.best.confidence >= configuration.minimumConfidence && entry.best.substitutions == 0 { return true }
-            return entry.votes >= 2 && entry.best.confidence >= configuration.minimumAgreedConfidence
+            if entry.plainCount == 0 && consensus >= 2 { return false }
+            if consensus >= 3 && consensus > 2 * entry.plainCount { return false }
+            // Pieces of several readings that make exactly one number, each its place's
+            // strongest reading, are agreement already.
+            if entry.best.source == .merged && entry.best.substitutions == 0 {
+                return entry.best.confidence >= configuration.minimumConfidence
+            }
+            guard entry.votes >= 2, entry.plainCount >= 1, entry.best.confidence >= configuration.minimumAgreedConfidence else {
+                return false
+            }
+            // Two readers that see the number alike (the model and the templates, say) are
+            // independent evidence. One reader agreeing with itself over variants of the same
+            // row is weaker: its confusions repeat (a model unsure of a typeface reads every
+            // 8 as a 4 in every variant), and a wrong number passes the check one time in ten.
+            // The card-digit model alone needs three such readings, sure of every digit.
+            let readers = entry.plain.keys.filter { $0 != .merged }
+            if readers.count >= 2 { return true }
+            if readers == [.cardModel] {
+                return entry.plain[.cardModel, default: 0] >= 3 && entry.sureModelReadings >= 3
+                    && entry.best.confidence >= configuration.minimumConfidence
+            }
+            return true
         }
         guard let top = accepted.max(by: { ($0.votes, $0.best.confidence) < ($1.votes, $1.best.confidence) }) else {
             return nil

@@ -10,6 +10,9 @@ public struct PANCandidate: Sendable, Equatable {
     public let substitutions: Int
     /// True when the spaces on the card match the brand's grouping (4-4-4-4, 4-6-5, …).
     public let groupingMatches: Bool
+    /// How many digits had an alternative the recognizer weighed at half or more: a reading
+    /// that was unsure between two digits somewhere, even if it chose one.
+    public internal(set) var doubtfulDigits = 0
     /// Which reader produced it.
     public var source: Source = .tesseract
     /// Where the digits lie along the row, from the first one's left edge to the last one's
@@ -18,6 +21,9 @@ public struct PANCandidate: Sendable, Equatable {
 
     /// The readers a candidate can come from.
     public enum Source: String, Sendable {
+        /// Tesseract with the card-digit model (``CardModel``), with Debian's `eng`, the
+        /// digit templates, or pieced together from several readings.
+        case cardModel = "card_model"
         case tesseract, templates, merged
     }
 
@@ -158,12 +164,14 @@ public enum PANDecoder {
         }
         if PAN.luhnValid(best), let pan = try? PAN(digits: best) {
             let confidence = window.map { $0.choices[0].confidence }.min() ?? 0
-            return PANCandidate(
+            var candidate = PANCandidate(
                 pan: pan,
                 confidence: confidence,
                 substitutions: 0,
                 groupingMatches: groupingMatches(groupSizes, brand: brand, length: window.count)
             )
+            candidate.doubtfulDigits = window.filter { slot in slot.choices.dropFirst().contains { $0.confidence >= 0.5 } }.count
+            return candidate
         }
         return substituted(window, groupSizes: groupSizes)
     }
@@ -233,8 +241,8 @@ extension PANDecoder {
     /// so no single reading holds the whole number while every group is read right by some.
     /// Groups at the same place on the row are the same group; each combination of the
     /// readings' groups, in a brand's exact grouping, is checked (brand, length, Luhn).
-    /// Only when exactly one number results is it returned: two possible numbers are a
-    /// guess, not a reading.
+    /// Only groups that at least two readings saw alike take part, and only when exactly one
+    /// number results is it returned: two possible numbers are a guess, not a reading.
     ///
     /// - Returns: the number, its confidence the weakest group's (the weakest digit of that
     ///   group's best reading), or nil.
@@ -269,7 +277,7 @@ extension PANDecoder {
         }
         // Places on the row: a piece belongs to the first place whose first piece it
         // overlaps by at least half of the shorter of the two.
-        var places: [(anchor: Piece, texts: [String: Double])] = []
+        var places: [(anchor: Piece, texts: [String: Double], counts: [String: Int])] = []
         for piece in pieces.sorted(by: { $0.left + $0.right < $1.left + $1.right }) {
             let index = places.firstIndex { place in
                 let overlap = min(place.anchor.right, piece.right) - max(place.anchor.left, piece.left)
@@ -277,10 +285,17 @@ extension PANDecoder {
             }
             if let index {
                 places[index].texts[piece.text] = max(places[index].texts[piece.text] ?? 0, piece.confidence)
+                places[index].counts[piece.text, default: 0] += 1
             } else {
-                places.append((piece, [piece.text: piece.confidence]))
+                places.append((piece, [piece.text: piece.confidence], [piece.text: 1]))
             }
         }
+        // A group read once is not evidence enough to build a number on: with many readings
+        // and several texts at each place, some combination passes the check by chance.
+        for index in places.indices {
+            places[index].texts = places[index].texts.filter { places[index].counts[$0.key, default: 0] >= 2 }
+        }
+        places.removeAll { $0.texts.isEmpty }
         var found: [String: PANCandidate] = [:]
         for start in places.indices {
             for count in 2...5 where start + count <= places.count {
