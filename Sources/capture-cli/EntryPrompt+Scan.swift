@@ -3,14 +3,15 @@ import OCRBridge
 
 extension EntryPrompt {
     /// An image's outcome, finished by hand when the scan fell short: the same outcome when it
-    /// did not, or when the person pressed Ctrl-D; nil after Ctrl-C (stop everything).
-    mutating func fallback(for outcome: ScanOutcome) -> ScanOutcome? {
+    /// did not, or when the person pressed Ctrl-D; nil after Ctrl-C (stop everything). A number
+    /// read with less confidence than `sureConfidence` is offered for the person to check.
+    mutating func fallback(for outcome: ScanOutcome, sureConfidence: Double = ManualEntry.sureConfidence) -> ScanOutcome? {
         let name = outcome.file.split(separator: "/").last.map(String.init) ?? outcome.file
         let reason: String
         let defaults: ManualEntry.Values
         switch outcome.result {
         case .success(let result):
-            guard let why = ManualEntry.reasonToAsk(after: result) else { return outcome }
+            guard let why = ManualEntry.reasonToAsk(after: result, sureConfidence: sureConfidence) else { return outcome }
             reason = "\(name): \(why)"
             defaults = ManualEntry.defaults(from: result)
         case .failure(let error):

@@ -44,9 +44,16 @@ struct ScanCommand: AsyncParsableCommand {
     )
     var manualFallback = false
 
+    @Option(
+        name: .customLong("sure-confidence"),
+        help: "With --manual-fallback, a number read with less confidence than this (0 to 1, default 0.75) is offered for a person to check; 1 checks every number."
+    )
+    var sureConfidence = ManualEntry.sureConfidence
+
     func validate() throws {
         if images.isEmpty { throw ValidationError("give at least one PNG image to scan") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if !(0...1).contains(sureConfidence) { throw ValidationError("--sure-confidence must be between 0 and 1, for example 0.9") }
     }
 
     func run() async throws {
@@ -104,7 +111,7 @@ struct ScanCommand: AsyncParsableCommand {
                 while nextToPrint < outcomes.count, var ready = outcomes[nextToPrint] {
                     progress.clear()
                     if prompt != nil {
-                        guard let entered = prompt?.fallback(for: ready) else {
+                        guard let entered = prompt?.fallback(for: ready, sureConfidence: sureConfidence) else {
                             interrupted = true
                             group.cancelAll()
                             return

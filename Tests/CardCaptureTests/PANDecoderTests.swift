@@ -133,6 +133,10 @@ struct PANDecoderTests {
         #expect(fours.groupingMatches)
         let wrong = try #require(PANDecoder.candidates(in: LineBuilder.line(["62055", "00000000000004"])).first)
         #expect(!wrong.groupingMatches)
+        // A lone digit a gap after a number is not its last group (6200 0000 0000 0047 1 passes
+        // Luhn as 17 digits, which UnionPay issues).
+        let stray = PANDecoder.candidates(in: LineBuilder.line(["6200", "0000", "0000", "0047", "1"]))
+        #expect(!stray.contains { $0.groupingMatches })
     }
 
     @Test("no valid number, no candidate")

@@ -209,7 +209,10 @@ public enum PANDecoder {
     /// Whether the gaps Tesseract saw are all gaps of one of the ways the brand prints its
     /// numbers (it may miss a gap, never add one).
     static func groupingMatches(_ sizes: [Int], brand: CardBrand, length: Int) -> Bool {
-        brand.groupings(forLength: length).contains { grouping in
+        // No card prints a lone digit apart from the rest: a digit a gap after the number is
+        // something else (the card's edge, a mark), and with it the number is one digit too long.
+        if sizes.count > 1, sizes.last == 1 { return false }
+        return brand.groupings(forLength: length).contains { grouping in
             var expected = Set<Int>()
             var position = 0
             for size in grouping {
