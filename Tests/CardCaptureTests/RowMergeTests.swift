@@ -9,16 +9,23 @@ struct RowMergeTests {
     static let glare = LineBuilder.line(placed: [(10, "40"), (160, "0000"), (310, "0000"), (460, "0127")])
     static let ring = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0004"), (460, "01258")])
 
+    /// Each line read once by the card-digit model and once by the templates: two readers.
+    static func byTwoReaders(_ lines: [RecognizedLine]) -> [RowReading] {
+        lines.flatMap { [RowReading(line: $0, source: .cardModel), RowReading(line: $0, source: .templates)] }
+    }
+
     @Test("groups read right in different readings make the number no single reading holds")
     func pieces() throws {
         #expect(PANDecoder.candidates(in: Self.glare).isEmpty)
         #expect(PANDecoder.candidates(in: Self.ring).isEmpty)
-        let readings = [Self.glare, Self.glare, Self.ring, Self.ring].map { RowReading(line: $0) }
-        let merged = try #require(PANDecoder.merged(readings))
+        let merged = try #require(PANDecoder.merged(Self.byTwoReaders([Self.glare, Self.ring])))
         #expect(merged.pan.revealed == "4000000000000127")
         #expect(merged.groupingMatches)
-        // Each group must be seen alike by two readings: once each is not enough.
+        // Each group must be seen alike by two readers: once each is not enough, and neither
+        // is one reader several times (its confusions repeat in every variant of the row).
         #expect(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: Self.ring)]) == nil)
+        let oneReader = [Self.glare, Self.glare, Self.glare, Self.ring, Self.ring, Self.ring].map { RowReading(line: $0, source: .cardModel) }
+        #expect(PANDecoder.merged(oneReader) == nil)
         #expect(merged.extent == 10...(460 + 24 * 3 + 20))
     }
 
@@ -27,8 +34,9 @@ struct RowMergeTests {
         // The second reading's image is the row at 3/4 size with a 12-pixel margin.
         let small = LineBuilder.line(placed: [(12 + 7, "4000"), (12 + 120, "0000"), (12 + 232, "0004"), (12 + 345, "01258")])
         let readings = [
-            RowReading(line: Self.glare), RowReading(line: Self.glare),
-            RowReading(line: small, offset: 12, scale: 0.75), RowReading(line: small, offset: 12, scale: 0.75),
+            RowReading(line: Self.glare, source: .cardModel), RowReading(line: Self.glare, source: .tesseract),
+            RowReading(line: small, offset: 12, scale: 0.75, source: .cardModel),
+            RowReading(line: small, offset: 12, scale: 0.75, source: .templates),
         ]
         let merged = try #require(PANDecoder.merged(readings))
         #expect(merged.pan.revealed == "4000000000000127")
@@ -38,8 +46,8 @@ struct RowMergeTests {
     func ambiguous() {
         // 4000 0000 0001 0100 is valid too: the readings cannot tell which it is.
         let other = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0001"), (460, "0100")])
-        let readings = [Self.glare, Self.glare, Self.ring, Self.ring, other, other].map { RowReading(line: $0) }
-        #expect(PANDecoder.merged(readings) == nil)
+        #expect(PANDecoder.merged(Self.byTwoReaders([Self.glare, Self.ring])) != nil)
+        #expect(PANDecoder.merged(Self.byTwoReaders([Self.glare, Self.ring, other])) == nil)
     }
 
     @Test("a group taken over a stronger reading of it counts as a repair")
@@ -47,7 +55,7 @@ struct RowMergeTests {
         // Every reading holds 4000 0000 0000 0127 but for the last group, read more surely as 0128.
         let sure = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0128")], confidence: 95)
         let unsure = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0127")], confidence: 60)
-        let merged = try #require(PANDecoder.merged([sure, sure, unsure, unsure].map { RowReading(line: $0) }))
+        let merged = try #require(PANDecoder.merged(Self.byTwoReaders([sure, unsure])))
         #expect(merged.pan.revealed == "4000000000000127")
         #expect(merged.substitutions == 1)
         #expect(abs(merged.confidence - 0.60) < 1e-9)
@@ -57,15 +65,16 @@ struct RowMergeTests {
     func grouping() {
         // 4000 0000 0000 0127 read as 40000 000 0000 0127 in both: the digits fit, the groups do not.
         let shifted = LineBuilder.line(placed: [(10, "40000"), (160, "000"), (310, "0000"), (460, "0127")])
-        #expect(PANDecoder.merged([RowReading(line: shifted), RowReading(line: shifted), RowReading(line: shifted)]) == nil)
+        #expect(PANDecoder.merged(Self.byTwoReaders([shifted, shifted])) == nil)
     }
 
-    @Test("one reading is not a consensus of pieces; a whole number read twice is")
+    @Test("one reading is not a consensus of pieces; a whole number two readers read is")
     func single() {
-        #expect(PANDecoder.merged([RowReading(line: Self.glare), RowReading(line: Self.glare)]) == nil)
+        #expect(PANDecoder.merged(Self.byTwoReaders([Self.glare])) == nil)
         let whole = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0127")])
         #expect(PANDecoder.merged([RowReading(line: whole)]) == nil)
-        #expect(PANDecoder.merged([RowReading(line: whole), RowReading(line: whole)])?.pan.revealed == "4000000000000127")
+        #expect(PANDecoder.merged([RowReading(line: whole, source: .cardModel), RowReading(line: whole, source: .cardModel)]) == nil)
+        #expect(PANDecoder.merged(Self.byTwoReaders([whole]))?.pan.revealed == "4000000000000127")
     }
 }
 

@@ -360,7 +360,7 @@ public struct CardScanner: Sendable {
                 }
                 let scale = Double(image.width - 2 * Self.variantPadding) / Double(base.width)
                 let offset = Double(Self.variantPadding)
-                readings += result.lines.map { RowReading(line: $0, offset: offset, scale: scale) }
+                readings += result.lines.map { RowReading(line: $0, offset: offset, scale: scale, source: source) }
                 evidence.rows.append((row.box, result.text))
                 for line in result.lines {
                     evidence.noteDigits(in: line)
@@ -381,7 +381,7 @@ public struct CardScanner: Sendable {
             for makeImage in images.prefix(glance ? 1 : images.count) where !settled() {
                 let image = makeImage()
                 guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
-                readings.append(RowReading(line: line, offset: 4))
+                readings.append(RowReading(line: line, offset: 4, source: .templates))
                 evidence.rows.append((row.box, "templates: " + line.text))
                 let decoded = PANDecoder.read(line)
                 rowCandidates += decoded.candidates.map { $0.from(.templates, offset: 4) }

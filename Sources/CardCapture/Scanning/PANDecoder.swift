@@ -235,6 +235,8 @@ struct RowReading {
     var line: RecognizedLine
     var offset: Double = 0
     var scale: Double = 1
+    /// Which reader gave it: a group counts in a merged number only when two readers saw it alike.
+    var source: PANCandidate.Source = .tesseract
 }
 
 extension PANDecoder {
@@ -244,8 +246,9 @@ extension PANDecoder {
     /// so no single reading holds the whole number while every group is read right by some.
     /// Groups at the same place on the row are the same group; each combination of the
     /// readings' groups, in a brand's exact grouping, is checked (brand, length, Luhn).
-    /// Only groups that at least two readings saw alike take part, and only when exactly one
-    /// number results is it returned: two possible numbers are a guess, not a reading.
+    /// Only groups that two different readers (the card-digit model, the templates, `eng`)
+    /// saw alike take part: one reader repeats its confusions over every variant of a row.
+    /// Only when exactly one number results is it returned: two possible numbers are a guess.
     ///
     /// - Returns: the number, its confidence the weakest group's (the weakest digit of that
     ///   group's best reading), or nil.
@@ -255,6 +258,7 @@ extension PANDecoder {
             let confidence: Double
             let left: Double
             let right: Double
+            let source: PANCandidate.Source
         }
         var pieces: [Piece] = []
         for reading in readings {
@@ -267,7 +271,8 @@ extension PANDecoder {
                             text: run.map(\.text).joined(),
                             confidence: (run.map(\.confidence).min() ?? 0) / 100,
                             left: (Double(first.box.x) - reading.offset) / reading.scale,
-                            right: (Double(last.box.maxX) - reading.offset) / reading.scale
+                            right: (Double(last.box.maxX) - reading.offset) / reading.scale,
+                            source: reading.source
                         )
                     )
                     run = []
@@ -280,7 +285,7 @@ extension PANDecoder {
         }
         // Places on the row: a piece belongs to the first place whose first piece it
         // overlaps by at least half of the shorter of the two.
-        var places: [(anchor: Piece, texts: [String: Double], counts: [String: Int])] = []
+        var places: [(anchor: Piece, texts: [String: Double], readers: [String: Set<PANCandidate.Source>])] = []
         for piece in pieces.sorted(by: { $0.left + $0.right < $1.left + $1.right }) {
             let index = places.firstIndex { place in
                 let overlap = min(place.anchor.right, piece.right) - max(place.anchor.left, piece.left)
@@ -288,15 +293,16 @@ extension PANDecoder {
             }
             if let index {
                 places[index].texts[piece.text] = max(places[index].texts[piece.text] ?? 0, piece.confidence)
-                places[index].counts[piece.text, default: 0] += 1
+                places[index].readers[piece.text, default: []].insert(piece.source)
             } else {
-                places.append((piece, [piece.text: piece.confidence], [piece.text: 1]))
+                places.append((piece, [piece.text: piece.confidence], [piece.text: [piece.source]]))
             }
         }
-        // A group read once is not evidence enough to build a number on: with many readings
-        // and several texts at each place, some combination passes the check by chance.
+        // A group one reader saw is not evidence enough to build a number on: with many
+        // readings and several texts at each place, some combination passes the check by
+        // chance, and a reader that confuses a 7 for a 1 does so in every variant of the row.
         for index in places.indices {
-            places[index].texts = places[index].texts.filter { places[index].counts[$0.key, default: 0] >= 2 }
+            places[index].texts = places[index].texts.filter { places[index].readers[$0.key, default: []].count >= 2 }
         }
         places.removeAll { $0.texts.isEmpty }
         var found: [String: PANCandidate] = [:]
