@@ -73,5 +73,5 @@ struct CardModelTests {
     }
 
     /// A little under what the committed model measures (Models/README.md), so a worse model fails.
-    static let characterFloor = 0.80
+    static let characterFloor = 0.82
 }
