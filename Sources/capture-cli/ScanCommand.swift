@@ -46,7 +46,8 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("sure-confidence"),
-        help: "With --manual-fallback, a number read with less confidence than this (0 to 1, default 0.75) is offered for a person to check; 1 checks every number."
+        help:
+            "With --manual-fallback, a number read with less confidence than this (0 to 1, default 0.75) is offered for a person to check; 1 checks every number."
     )
     var sureConfidence = ManualEntry.sureConfidence
 

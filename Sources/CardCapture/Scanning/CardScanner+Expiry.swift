@@ -9,12 +9,17 @@ extension CardScanner {
     /// reads card typefaces there best; Tesseract, sparse text over the strip, reads the
     /// others. Each reading votes for the dates in it (``ExpiryBallot``).
     ///
+    /// With `effort` `.glance` (no number row was found, so the strip is a guess) only the
+    /// card-digit model and the templates read it: English's sparse-text readings of a wide
+    /// strip cost more than the rest of a scan.
+    ///
     /// - Returns: the ballot; its leader is the expiry.
     func readExpiry(
         on card: Bitmap,
         top: Int,
         height: Int,
         numberHeight: Int,
+        effort: Effort = .full,
         with engines: Engines,
         into evidence: inout Evidence
     ) throws -> ExpiryBallot {
@@ -51,6 +56,7 @@ extension CardScanner {
             (engines.english, { plain }),
         ]
         for reading in readings {
+            if effort == .glance, let engine = reading.engine, engine === engines.english { break }
             let image = reading.image()
             if let engine = reading.engine {
                 let result = try engine.recognize(image, mode: .sparseText, whitelist: "0123456789/")

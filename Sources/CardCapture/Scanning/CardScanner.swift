@@ -312,7 +312,15 @@ public struct CardScanner: Sendable {
         let numberHeight = numberRow?.box.height ?? card.height / 14
         let stripTop = numberRow.map { $0.box.maxY + numberHeight / 8 } ?? card.height * 55 / 100
         let stripHeight = numberHeight * 2
-        var ballot = try readExpiry(on: card, top: stripTop, height: stripHeight, numberHeight: numberHeight, with: engines, into: &evidence)
+        var ballot = try readExpiry(
+            on: card,
+            top: stripTop,
+            height: stripHeight,
+            numberHeight: numberHeight,
+            effort: numberRow == nil ? .glance : .full,
+            with: engines,
+            into: &evidence
+        )
         let nameTop = stripTop + stripHeight
         for row in LineFinder.rows(in: card, top: Double(nameTop) / Double(card.height), bottom: 0.97).prefix(2) {
             guard let image = lineImage(of: card, row: row, textHeight: 32) else { continue }
