@@ -26,6 +26,9 @@ public struct CaptureAPI: Sendable {
     public let metrics: APIMetrics
     /// How many images may be held at once (scanning or waiting for a thread); more are 429.
     public var scanLimit = 4 * System.coreCount
+    /// How long a request holds its Idempotency-Key before a retry may take it over, and how
+    /// old a pending charge must be before the sweeper settles it (its request died).
+    public var idempotencyLease: Duration = .seconds(30)
 
     public init(
         vault: Vault,
@@ -55,7 +58,7 @@ public struct CaptureAPI: Sendable {
         let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault))
         TokenRoutes(vault: vault, metrics: metrics).add(to: v1)
         ScanRoutes(vault: vault, scanning: scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }, metrics: metrics).add(to: v1)
-        PaymentRoutes(payments: Payments(vault: vault, processor: processor), idempotency: IdempotencyKeys(vault: vault), metrics: metrics)
+        PaymentRoutes(payments: payments, idempotency: IdempotencyKeys(vault: vault, lease: idempotencyLease), metrics: metrics)
             .add(to: v1)
         return router
     }
@@ -70,12 +73,14 @@ public struct CaptureAPI: Sendable {
         return Array(data)
     }()
 
+    var payments: Payments { Payments(vault: vault, processor: processor) }
+
     /// The server with the vault's sweeper beside it.
     public func application(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {
         Application(
             router: buildRouter(),
             configuration: .init(address: .hostname(host, port: port), serverName: "card-capture"),
-            services: [VaultSweeper(vault: vault, interval: sweepInterval, logger: logger)],
+            services: [VaultSweeper(payments: payments, interval: sweepInterval, pendingAge: idempotencyLease, logger: logger)],
             logger: logger
         )
     }

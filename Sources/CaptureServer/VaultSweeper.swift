@@ -3,12 +3,17 @@ import Logging
 import ServiceLifecycle
 import Tokenizer
 
-/// Purges the card data of expired and spent tokens, and idempotency keys past their 24
-/// hours, every `interval`, until shut down.
+/// Every `interval`, until shut down, from the start: settles charges left pending by a
+/// request that died (older than `pendingAge`), purges the card data of expired and spent
+/// tokens, and forgets idempotency keys past their 24 hours.
 struct VaultSweeper: Service {
-    let vault: Vault
+    let payments: Payments
     let interval: Duration
+    /// How old a pending charge must be to count as abandoned: the idempotency lease.
+    let pendingAge: Duration
     let logger: Logger
+
+    var vault: Vault { payments.vault }
 
     func run() async throws {
         // The loop only sleeps between sweeps: on shutdown it is cancelled, mid-sleep.
@@ -18,6 +23,8 @@ struct VaultSweeper: Service {
     private func sweep() async {
         while !Task.isCancelled {
             do {
+                let settled = try await payments.resolvePending(olderThan: pendingAge)
+                if settled > 0 { logger.warning("settled charges left pending by an interrupted request", metadata: ["transactions": "\(settled)"]) }
                 let purged = try await vault.purgeExpiredCardData()
                 if purged > 0 { logger.info("purged card data of expired tokens and scans", metadata: ["records": "\(purged)"]) }
                 try await IdempotencyKeys(vault: vault).purge()

@@ -22,11 +22,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("token-ttl"), help: "How many seconds a token lives before it can no longer be spent.")
     var tokenTTL = 300
 
+    @Option(
+        name: .customLong("idempotency-lease"),
+        help: "Seconds a request holds its Idempotency-Key; a retry after a crash is answered once it lapses."
+    )
+    var idempotencyLease = 30
+
     @OptionGroup var vault: VaultOptions
 
     func validate() throws {
         guard (1...86_400).contains(tokenTTL) else { throw ValidationError("--token-ttl must be from 1 to 86400 seconds") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        guard (1...3600).contains(idempotencyLease) else { throw ValidationError("--idempotency-lease must be from 1 to 3600 seconds") }
     }
 
     func run() async throws {
@@ -40,7 +47,19 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             logger.warning("scans are off: \(error.message)")
         }
-        let app = CaptureAPI(vault: opened, scanner: scanner).application(host: host, port: port, logger: logger)
+        // The sandbox remembers its authorizations beside the vault, so that charges a crash
+        // left pending are settled as they really ended.
+        let journal = vault.database + ".sandbox"
+        let processor: SandboxProcessor
+        do {
+            processor = try SandboxProcessor(journal: journal)
+        } catch {
+            Terminal.writeError("capture-cli: \(error)")
+            throw ExitCode(2)
+        }
+        var api = CaptureAPI(vault: opened, scanner: scanner, processor: processor)
+        api.idempotencyLease = .seconds(idempotencyLease)
+        let app = api.application(host: host, port: port, logger: logger)
         try await app.runService()
     }
 }

@@ -48,7 +48,12 @@ struct PaymentRoutes {
 
     @Sendable func charge(_ request: Request, context: APIContext) async throws -> Response {
         let merchantID = try context.secretMerchantID()
-        return try await idempotent(request, context: context, merchantID: merchantID) { bytes in
+        // A charge a crashed request recorded is the answer to its retry.
+        let recover: (String) async throws -> (HTTPResponse.Status, Data) = { id in
+            let transaction = try await payments.resolve(id, merchantID: merchantID)
+            return (.created, Data(ResourceBodies.Transaction(transaction).json().finish()))
+        }
+        return try await idempotent(request, context: context, merchantID: merchantID, recover: recover) { bytes in
             let body = try APIBody.decode(ChargeBody.self, from: bytes)
             let charge = Payments.ChargeRequest(
                 token: body.token,
@@ -57,7 +62,8 @@ struct PaymentRoutes {
                 currency: body.currency,
                 description: body.description,
                 client: body.client,
-                savePaymentMethod: body.savePaymentMethod ?? false
+                savePaymentMethod: body.savePaymentMethod ?? false,
+                idempotencyKey: request.headers[Self.idempotencyKeyHeader]
             )
             let transaction = try await payments.charge(charge, merchantID: merchantID)
             metrics.transaction(status: transaction.status)
@@ -145,6 +151,7 @@ struct PaymentRoutes {
         _ request: Request,
         context: APIContext,
         merchantID: String,
+        recover: ((String) async throws -> (HTTPResponse.Status, Data))? = nil,
         _ operation: @escaping ([UInt8]) async throws -> (HTTPResponse.Status, Data)
     ) async throws -> Response {
         let bytes = Array(try await APIBody.collect(request, limit: APIBody.jsonLimit).readableBytesView)
@@ -157,7 +164,17 @@ struct PaymentRoutes {
         }
         let identity = Array("\(request.method.rawValue) \(request.uri.path)\n".utf8) + bytes
         let result = try await APIError.mapping {
-            try await idempotency.run(merchantID: merchantID, key: key, request: identity) {
+            try await idempotency.run(
+                merchantID: merchantID,
+                key: key,
+                request: identity,
+                recover: recover.map { recover in
+                    { id in
+                        let (status, body) = try await recover(id)
+                        return (Int(status.code), body)
+                    }
+                }
+            ) {
                 let (status, body) = try await operation(bytes)
                 return (Int(status.code), body)
             }

@@ -1,3 +1,4 @@
+import CardCapture
 import Crypto
 public import Foundation
 
@@ -5,6 +6,11 @@ public import Foundation
 /// and runs nothing twice (a token is never spent twice); the same key with another request
 /// is refused; while the first runs, a second with its key is refused too. Keys are kept
 /// 24 hours, per merchant.
+///
+/// A request holds its key on a lease. When the process running it dies, the key is not
+/// stuck: once the lease lapses, the next retry takes the key over and gets a final answer:
+/// the charge the dead request recorded, settled (``Payments/resolve(_:merchantID:)``), or,
+/// when it had recorded nothing, a fresh run.
 public struct IdempotencyKeys: Sendable {
     /// What a call with a key came to.
     public enum Result: Sendable {
@@ -17,9 +23,13 @@ public struct IdempotencyKeys: Sendable {
     let vault: Vault
     /// How long a key is remembered.
     public var window: TimeInterval = 24 * 3600
+    /// How long a request holds its key before a retry may take it over: longer than any
+    /// request runs (a processor's answer included).
+    public var lease: Duration = .seconds(30)
 
-    public init(vault: Vault) {
+    public init(vault: Vault, lease: Duration = .seconds(30)) {
         self.vault = vault
+        self.lease = lease
     }
 
     /// Runs `operation` once per key and request.
@@ -27,20 +37,41 @@ public struct IdempotencyKeys: Sendable {
     /// - Parameters:
     ///   - key: the caller's key (1 to 255 characters).
     ///   - request: what identifies the request: method, path and body.
+    ///   - recover: the answer for a key whose first request died after it recorded the
+    ///     charge with this transaction id (given to requests that record charges).
     ///   - operation: does the work and gives the answer to store. When it throws, the key is
     ///     released and the error passed on, so a corrected retry may use the key.
     public func run(
         merchantID: String,
         key: String,
         request: [UInt8],
+        recover: ((String) async throws -> (status: Int, body: Data))? = nil,
         _ operation: () async throws -> (status: Int, body: Data)
     ) async throws -> Result {
         let hash = KeyRing.hex(SHA256.hash(data: request))
         let now = vault.configuration.now()
         let store = vault.store
-        let claim = try await vault.storing("claim the idempotency key") {
-            try await store.claimIdempotency(merchantID: merchantID, key: key, requestHash: hash, now: now, window: window)
+        let claim = try await vault.storing("claim the idempotency key") { [window, lease] in
+            try await store.claimIdempotency(
+                merchantID: merchantID,
+                key: key,
+                requestHash: hash,
+                now: now,
+                window: window,
+                leaseUntil: now.addingTimeInterval(lease.seconds)
+            )
         }
+        /// The request run under the claimed key; a failure frees the key for a corrected retry.
+        func runClaimed() async throws -> (status: Int, body: Data) {
+            do {
+                return try await operation()
+            } catch {
+                try? await store.releaseIdempotency(merchantID: merchantID, key: key, at: now)
+                throw error
+            }
+        }
+        let answer: (status: Int, body: Data)
+        var replayed = false
         switch claim {
         case .replay(let status, let body):
             return .answered(status: status, body: body, replayed: true)
@@ -49,18 +80,21 @@ public struct IdempotencyKeys: Sendable {
         case .inProgress:
             return .inProgress
         case .claimed:
-            let answer: (status: Int, body: Data)
-            do {
-                answer = try await operation()
-            } catch {
-                try? await store.releaseIdempotency(merchantID: merchantID, key: key)
-                throw error
+            answer = try await runClaimed()
+        case .recovered(let transactionID):
+            if let transactionID, let recover {
+                // The first request recorded its charge and died: that charge is the answer.
+                answer = try await recover(transactionID)
+                replayed = true
+            } else {
+                // It died before it changed anything: this retry is the request.
+                answer = try await runClaimed()
             }
-            try await vault.storing("store the answer") {
-                try await store.finishIdempotency(merchantID: merchantID, key: key, status: answer.status, body: answer.body)
-            }
-            return .answered(status: answer.status, body: answer.body, replayed: false)
         }
+        try await vault.storing("store the answer") {
+            try await store.finishIdempotency(merchantID: merchantID, key: key, status: answer.status, body: answer.body)
+        }
+        return .answered(status: answer.status, body: answer.body, replayed: replayed)
     }
 
     /// Forgets keys past the window.

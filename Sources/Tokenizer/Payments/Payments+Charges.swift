@@ -35,23 +35,34 @@ extension Payments {
             throw VaultError(.invalidRequest, "save_payment_method needs the client to save the card for", param: "client")
         }
         if let client = request.client { try await requireClient(client, merchantID: merchantID) }
-        // The token is spent here, once; the CVC comes out of the vault for this one attempt
-        // and goes out of scope with `card` at the end of this function.
-        let card = try await vault.spend(token, merchantID: merchantID, amount: request.amount, currency: currency)
-        let outcome = await authorize(card.pan, expiry: card.expiry, cvc: card.cvc, holder: card.holder, amount: request.amount, currency: currency)
-        var paymentMethodID: String?
-        if request.savePaymentMethod, let client = request.client, case .succeeded = outcome {
-            paymentMethodID = try await save(card, client: client, merchantID: merchantID).id
-        }
-        return try await record(
-            outcome,
-            request,
-            currency: currency,
-            merchantID: merchantID,
-            card: card.token.card,
-            tokenID: token,
-            paymentMethodID: paymentMethodID
+        // The token is spent here, once, in the same write that records the charge as
+        // pending: a crash from here on leaves a transaction to resolve, never a spent token
+        // without one. The CVC comes out of the vault for this one attempt and goes out of
+        // scope with `card` at the end of this function.
+        let pending = pendingCharge(request)
+        let card = try await vault.spend(token, merchantID: merchantID, amount: request.amount, currency: currency, charge: pending)
+        let outcome = await authorize(
+            reference: pending.transactionID,
+            card.pan,
+            expiry: card.expiry,
+            cvc: card.cvc,
+            holder: card.holder,
+            amount: request.amount,
+            currency: currency
         )
+        var paymentMethodID: String?
+        var saveError: VaultError?
+        if request.savePaymentMethod, let client = request.client, case .succeeded = outcome {
+            do {
+                paymentMethodID = try await save(card, client: client, merchantID: merchantID).id
+            } catch {
+                // The charge happened: it is settled all the same, then the failure is told.
+                saveError = error
+            }
+        }
+        let transaction = try await settle(pending.transactionID, outcome, paymentMethodID: paymentMethodID, merchantID: merchantID)
+        if let saveError { throw saveError }
+        return transaction
     }
 
     private func charge(
@@ -76,23 +87,80 @@ extension Payments {
             throw VaultError(.invalidRequest, "payment method \(id) belongs to another client", param: "client")
         }
         let card = try vault.openSaved(method)
-        let outcome: AuthorizationOutcome
+        var filed = request
+        filed.client = method.clientID
+        let pending = pendingCharge(filed)
+        var transaction = TransactionRecord(
+            id: pending.transactionID,
+            merchantID: merchantID,
+            status: TransactionRecord.pending,
+            amount: request.amount,
+            currency: currency.code,
+            refundedAmount: 0,
+            description: request.description,
+            clientID: method.clientID,
+            paymentMethodID: method.id,
+            tokenID: nil,
+            declineCode: nil,
+            processorReference: nil,
+            brand: method.brand,
+            bin: method.bin,
+            last4: method.last4,
+            expMonth: method.expMonth,
+            expYear: method.expYear,
+            createdAt: pending.createdAt,
+            idempotencyKey: pending.idempotencyKey
+        )
         let today = CalendarDate(vault.configuration.now())
         if (card.expiry.year, card.expiry.month) < (today.year, today.month) {
             // A saved card that has run out: no processor would take it.
-            outcome = .declined(code: "expired_card")
-        } else {
-            outcome = await authorize(card.pan, expiry: card.expiry, cvc: nil, holder: card.holder, amount: request.amount, currency: currency)
+            (transaction.status, transaction.declineCode) = ("declined", "expired_card")
+            try await storing("record the transaction") { try await store.insertTransaction(transaction) }
+            return transaction
         }
-        var filed = request
-        filed.client = method.clientID
-        let summary = CardSummary(brand: method.brand, bin: method.bin, last4: method.last4, expMonth: method.expMonth, expYear: method.expYear)
-        return try await record(outcome, filed, currency: currency, merchantID: merchantID, card: summary, tokenID: nil, paymentMethodID: method.id)
+        try await storing("record the transaction") { try await store.insertTransaction(transaction) }
+        let outcome = await authorize(
+            reference: pending.transactionID,
+            card.pan,
+            expiry: card.expiry,
+            cvc: nil,
+            holder: card.holder,
+            amount: request.amount,
+            currency: currency
+        )
+        return try await settle(pending.transactionID, outcome, paymentMethodID: nil, merchantID: merchantID)
+    }
+
+    /// The record of a charge before the processor is asked.
+    private func pendingCharge(_ request: ChargeRequest) -> PendingCharge {
+        PendingCharge(
+            transactionID: ObjectID.random(.transaction).rawValue,
+            description: request.description,
+            clientID: request.client,
+            idempotencyKey: request.idempotencyKey,
+            createdAt: vault.configuration.now()
+        )
     }
 
     /// The processor's answer; a processor that throws is a failed charge (processing_error).
-    private func authorize(_ pan: PAN, expiry: Expiry, cvc: CVC?, holder: String?, amount: Int, currency: Currency) async -> AuthorizationOutcome {
-        let request = AuthorizationRequest(pan: pan, expiry: expiry, cvc: cvc, amount: amount, currency: currency, holder: holder)
+    private func authorize(
+        reference: String,
+        _ pan: PAN,
+        expiry: Expiry,
+        cvc: CVC?,
+        holder: String?,
+        amount: Int,
+        currency: Currency
+    ) async -> AuthorizationOutcome {
+        let request = AuthorizationRequest(
+            reference: reference,
+            pan: pan,
+            expiry: expiry,
+            cvc: cvc,
+            amount: amount,
+            currency: currency,
+            holder: holder
+        )
         do {
             return try await processor.authorize(request)
         } catch {
@@ -100,44 +168,67 @@ extension Payments {
         }
     }
 
-    private func record(
+    /// Gives a pending transaction its outcome. When another process settled it first (a
+    /// recovery that found it lapsed), that settlement stands and is returned.
+    private func settle(
+        _ transactionID: String,
         _ outcome: AuthorizationOutcome,
-        _ request: ChargeRequest,
-        currency: Currency,
-        merchantID: String,
-        card: CardSummary,
-        tokenID: String?,
-        paymentMethodID: String?
+        paymentMethodID: String?,
+        merchantID: String
     ) async throws(VaultError) -> TransactionRecord {
-        var status = "succeeded"
-        var declineCode: String?
-        var reference: String?
-        switch outcome {
-        case .succeeded(let processorReference): reference = processorReference
-        case .declined(let code): (status, declineCode) = ("declined", code)
-        case .failed(let code): (status, declineCode) = ("failed", code)
+        let settlement = Self.settlement(transactionID, outcome, paymentMethodID: paymentMethodID)
+        if let settled = try await storing("record the transaction", { try await store.settleTransaction(settlement) }) {
+            return settled
         }
-        let transaction = TransactionRecord(
-            id: ObjectID.random(.transaction).rawValue,
-            merchantID: merchantID,
-            status: status,
-            amount: request.amount,
-            currency: currency.code,
-            refundedAmount: 0,
-            description: request.description,
-            clientID: request.client,
-            paymentMethodID: paymentMethodID,
-            tokenID: tokenID,
-            declineCode: declineCode,
-            processorReference: reference,
-            brand: card.brand,
-            bin: card.bin,
-            last4: card.last4,
-            expMonth: card.expMonth,
-            expYear: card.expYear,
-            createdAt: vault.configuration.now()
-        )
-        try await storing("record the transaction") { try await store.insertTransaction(transaction) }
-        return transaction
+        return try await transaction(transactionID, merchantID: merchantID)
+    }
+
+    static func settlement(_ transactionID: String, _ outcome: AuthorizationOutcome, paymentMethodID: String?) -> Settlement {
+        switch outcome {
+        case .succeeded(let reference):
+            Settlement(transactionID: transactionID, status: "succeeded", processorReference: reference, paymentMethodID: paymentMethodID)
+        case .declined(let code):
+            Settlement(transactionID: transactionID, status: "declined", declineCode: code)
+        case .failed(let code):
+            Settlement(transactionID: transactionID, status: "failed", declineCode: code)
+        }
+    }
+
+    // MARK: - Recovery
+
+    /// A transaction, settled first if it is still pending from a request that died: the
+    /// processor is asked what became of its authorization; one it never received was not
+    /// charged and is `failed` (processing_error).
+    public func resolve(_ transactionID: String, merchantID: String) async throws(VaultError) -> TransactionRecord {
+        let transaction = try await transaction(transactionID, merchantID: merchantID)
+        guard transaction.status == TransactionRecord.pending else { return transaction }
+        return try await resolvePending(transaction)
+    }
+
+    /// Settles every transaction left pending for longer than `age` (by a process that died
+    /// between the spend and the processor's answer). Returns how many were settled.
+    @discardableResult
+    public func resolvePending(olderThan age: Duration) async throws(VaultError) -> Int {
+        let cutoff = vault.configuration.now().addingTimeInterval(-age.seconds)
+        var settled = 0
+        while true {
+            let batch = try await storing("find pending transactions") { try await store.pendingTransactions(createdBefore: cutoff, limit: 100) }
+            for transaction in batch { _ = try await resolvePending(transaction) }
+            settled += batch.count
+            if batch.count < 100 { return settled }
+        }
+    }
+
+    private func resolvePending(_ transaction: TransactionRecord) async throws(VaultError) -> TransactionRecord {
+        let outcome: AuthorizationOutcome
+        do {
+            outcome = try await processor.outcome(ofAuthorization: transaction.id) ?? .failed(code: "processing_error")
+        } catch {
+            throw VaultError(
+                .processorError,
+                "the processor could not say what became of transaction \(transaction.id); it stays pending and is asked again"
+            )
+        }
+        return try await settle(transaction.id, outcome, paymentMethodID: nil, merchantID: transaction.merchantID)
     }
 }

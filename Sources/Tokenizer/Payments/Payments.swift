@@ -25,6 +25,9 @@ public struct Payments: Sendable {
         public var description: String?
         public var client: String?
         public var savePaymentMethod: Bool
+        /// The Idempotency-Key the request runs under: recorded with the charge, so that a
+        /// retry after a crash finds it.
+        public var idempotencyKey: String?
 
         public init(
             token: String? = nil,
@@ -33,7 +36,8 @@ public struct Payments: Sendable {
             currency: String,
             description: String? = nil,
             client: String? = nil,
-            savePaymentMethod: Bool = false
+            savePaymentMethod: Bool = false,
+            idempotencyKey: String? = nil
         ) {
             self.token = token
             self.paymentMethod = paymentMethod
@@ -42,6 +46,7 @@ public struct Payments: Sendable {
             self.description = description
             self.client = client
             self.savePaymentMethod = savePaymentMethod
+            self.idempotencyKey = idempotencyKey
         }
     }
 

@@ -2,6 +2,10 @@ public import CardCapture
 
 /// What a processor is asked to authorize: a whole card, for one attempt.
 public struct AuthorizationRequest: Sendable {
+    /// The vault's id for this attempt (the transaction's id). A processor treats it as an
+    /// idempotency key: the same reference is never charged twice, and
+    /// ``Processor/outcome(ofAuthorization:)`` finds the attempt by it after a crash.
+    public let reference: String
     public let pan: PAN
     public let expiry: Expiry
     /// Only on the first attempt with a new token; never for a saved payment method.
@@ -9,6 +13,16 @@ public struct AuthorizationRequest: Sendable {
     public let amount: Int
     public let currency: Currency
     public let holder: String?
+
+    public init(reference: String, pan: PAN, expiry: Expiry, cvc: CVC?, amount: Int, currency: Currency, holder: String?) {
+        self.reference = reference
+        self.pan = pan
+        self.expiry = expiry
+        self.cvc = cvc
+        self.amount = amount
+        self.currency = currency
+        self.holder = holder
+    }
 }
 
 /// How an authorization ended.
@@ -24,6 +38,10 @@ public enum AuthorizationOutcome: Sendable, Equatable {
 /// An acquirer or payment gateway. The vault opens a card only to hand it to a processor.
 public protocol Processor: Sendable {
     func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome
+    /// What became of the authorization sent with this ``AuthorizationRequest/reference``:
+    /// nil when the processor never received it (so the card was not charged). The vault asks
+    /// after a crash left a transaction pending between the token's spend and the answer.
+    func outcome(ofAuthorization reference: String) async throws -> AuthorizationOutcome?
     /// Gives back `amount` minor units of an earlier successful authorization.
     func refund(reference: String, amount: Int, currency: Currency) async throws
 }

@@ -1,4 +1,10 @@
 import CardCapture
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A processor for development and tests: outcomes follow the well-known test numbers, and
 /// every other valid card succeeds. No money moves.
@@ -10,8 +16,32 @@ import CardCapture
 /// | 4000 0000 0000 0069 | declined, expired_card |
 /// | 4000 0000 0000 0127 | declined, incorrect_cvc |
 /// | 4000 0000 0000 0119 | failed, processing_error |
+///
+/// Like a real processor it remembers every authorization by its reference: the same
+/// reference is answered as the first time (never charged twice), and
+/// ``outcome(ofAuthorization:)`` finds it. With a journal file the memory survives a restart
+/// or a crash of the server, as a real processor's would: each authorization is written and
+/// synced there before it is answered.
 public struct SandboxProcessor: Processor {
-    public init() {}
+    private let ledger: Ledger
+
+    /// A sandbox that remembers authorizations for the life of the process.
+    public init() {
+        ledger = Ledger(journal: nil, entries: [:])
+    }
+
+    /// A sandbox that keeps its authorizations in `journal` (created 0600 if missing, read
+    /// back when it exists).
+    public init(journal path: String) throws {
+        let entries = try Ledger.read(path)
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SandboxJournalError(path: path, errno: errno) }
+        // A line cut short by a crash is ended, so that the next one starts on its own.
+        if let data = FileManager.default.contents(atPath: path), let last = data.last, last != UInt8(ascii: "\n") {
+            _ = write(descriptor, "\n", 1)
+        }
+        ledger = Ledger(journal: descriptor, entries: entries)
+    }
 
     static let outcomes: [String: AuthorizationOutcome] = [
         "4000000000000002": .declined(code: "card_declined"),
@@ -22,8 +52,95 @@ public struct SandboxProcessor: Processor {
     ]
 
     public func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome {
-        Self.outcomes[request.pan.revealed] ?? .succeeded(reference: "sandbox_" + ObjectID.random(.transaction).rawValue.dropFirst(5))
+        try ledger.record(request.reference) {
+            Self.outcomes[request.pan.revealed] ?? .succeeded(reference: "sandbox_" + ObjectID.random(.transaction).rawValue.dropFirst(5))
+        }
+    }
+
+    public func outcome(ofAuthorization reference: String) async throws -> AuthorizationOutcome? {
+        ledger.outcome(of: reference)
     }
 
     public func refund(reference: String, amount: Int, currency: Currency) async throws {}
+
+    /// The authorizations seen, by reference, and the journal they are written to.
+    final class Ledger: Sendable {
+        private let journal: Int32?
+        private let entries: Mutex<[String: AuthorizationOutcome]>
+
+        init(journal: Int32?, entries: [String: AuthorizationOutcome]) {
+            self.journal = journal
+            self.entries = Mutex(entries)
+        }
+
+        deinit {
+            if let journal { close(journal) }
+        }
+
+        func outcome(of reference: String) -> AuthorizationOutcome? {
+            entries.withLock { $0[reference] }
+        }
+
+        /// The outcome already recorded for `reference`, or `decide()`'s, recorded (and synced
+        /// to the journal) before it is returned.
+        func record(_ reference: String, decide: () -> AuthorizationOutcome) throws -> AuthorizationOutcome {
+            try entries.withLock { entries throws -> AuthorizationOutcome in
+                if let known = entries[reference] { return known }
+                let outcome = decide()
+                if let journal {
+                    let line = Array((Self.line(reference, outcome) + "\n").utf8)
+                    let written = line.withUnsafeBytes { write(journal, $0.baseAddress, $0.count) }
+                    guard written == line.count, fsync(journal) == 0 else {
+                        throw SandboxJournalError(path: "the sandbox journal", errno: errno)
+                    }
+                }
+                entries[reference] = outcome
+                return outcome
+            }
+        }
+
+        /// `reference<TAB>succeeded|declined|failed<TAB>processor reference or code`.
+        static func line(_ reference: String, _ outcome: AuthorizationOutcome) -> String {
+            switch outcome {
+            case .succeeded(let id): "\(reference)\tsucceeded\t\(id)"
+            case .declined(let code): "\(reference)\tdeclined\t\(code)"
+            case .failed(let code): "\(reference)\tfailed\t\(code)"
+            }
+        }
+
+        static func read(_ path: String) throws -> [String: AuthorizationOutcome] {
+            guard FileManager.default.fileExists(atPath: path) else { return [:] }
+            let text: String
+            do {
+                text = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw SandboxJournalError(path: path, errno: EIO)
+            }
+            var entries: [String: AuthorizationOutcome] = [:]
+            // A line cut short by a crash mid-write (no newline yet) was never answered: skipped.
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            lines.removeLast()
+            for line in lines {
+                let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+                guard fields.count == 3, !fields[0].isEmpty, !fields[2].isEmpty else { continue }
+                switch fields[1] {
+                case "succeeded": entries[fields[0]] = .succeeded(reference: fields[2])
+                case "declined": entries[fields[0]] = .declined(code: fields[2])
+                case "failed": entries[fields[0]] = .failed(code: fields[2])
+                default: continue
+                }
+            }
+            return entries
+        }
+    }
+}
+
+/// The sandbox's journal could not be opened, read or written.
+public struct SandboxJournalError: Error, CustomStringConvertible {
+    public let path: String
+    public let errno: Int32
+
+    public var description: String {
+        "the sandbox processor's journal \(path) cannot be used: \(String(cString: strerror(errno)))"
+    }
 }

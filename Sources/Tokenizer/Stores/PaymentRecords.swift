@@ -63,6 +63,8 @@ public struct TransactionRecord: Sendable, Codable, Equatable {
     public var expMonth: Int
     public var expYear: Int
     public var createdAt: Date
+    /// The Idempotency-Key of the request that made it, if any.
+    public var idempotencyKey: String?
 
     enum CodingKeys: String, CodingKey {
         case id, status, amount, currency, description, brand, bin, last4
@@ -76,6 +78,7 @@ public struct TransactionRecord: Sendable, Codable, Equatable {
         case expMonth = "exp_month"
         case expYear = "exp_year"
         case createdAt = "created_at"
+        case idempotencyKey = "idempotency_key"
     }
 }
 
@@ -106,4 +109,65 @@ public enum IdempotencyClaim: Sendable, Equatable {
     case mismatch
     /// The first request with this key is still running.
     case inProgress
+    /// The first request with this key died unfinished (its lease lapsed) and the key is
+    /// claimed again; `transactionID` is the charge it had recorded, if it got that far.
+    case recovered(transactionID: String?)
+}
+
+/// A charge about to go to the processor, recorded `pending` with the spend of its token.
+public struct PendingCharge: Sendable, Equatable {
+    public var transactionID: String
+    public var description: String?
+    public var clientID: String?
+    /// The Idempotency-Key the request runs under, if any.
+    public var idempotencyKey: String?
+    public var createdAt: Date
+
+    public init(transactionID: String, description: String?, clientID: String?, idempotencyKey: String?, createdAt: Date) {
+        self.transactionID = transactionID
+        self.description = description
+        self.clientID = clientID
+        self.idempotencyKey = idempotencyKey
+        self.createdAt = createdAt
+    }
+}
+
+/// The outcome given to a pending transaction.
+public struct Settlement: Sendable, Equatable {
+    public var transactionID: String
+    /// `succeeded`, `declined` or `failed`.
+    public var status: String
+    public var declineCode: String?
+    public var processorReference: String?
+    public var paymentMethodID: String?
+}
+
+extension TransactionRecord {
+    /// A token charge waiting for the processor's answer: the token's card, as summary only.
+    init(pending charge: PendingCharge, token: TokenRecord, amount: Int, currency: String) {
+        self.init(
+            id: charge.transactionID,
+            merchantID: token.merchantID,
+            status: TransactionRecord.pending,
+            amount: amount,
+            currency: currency,
+            refundedAmount: 0,
+            description: charge.description,
+            clientID: charge.clientID,
+            paymentMethodID: nil,
+            tokenID: token.id,
+            declineCode: nil,
+            processorReference: nil,
+            brand: token.brand,
+            bin: token.bin,
+            last4: token.last4,
+            expMonth: token.expMonth,
+            expYear: token.expYear,
+            createdAt: charge.createdAt,
+            idempotencyKey: charge.idempotencyKey
+        )
+    }
+
+    /// The status of a charge between its record and the processor's answer.
+    public static let pending = "pending"
 }

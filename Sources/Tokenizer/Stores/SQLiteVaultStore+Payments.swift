@@ -58,20 +58,52 @@ extension SQLiteVaultStore {
     // MARK: - Transactions and refunds
 
     public func insertTransaction(_ transaction: TransactionRecord) async throws {
+        try await groupCommit.write { db in try Self.insert(transaction, db) }
+    }
+
+    /// One prepared INSERT, kept by the connection: a transaction is inserted on every charge.
+    static func insert(_ transaction: TransactionRecord, _ db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO "transaction" (id, merchant_id, status, amount, currency, refunded_amount, description, client_id,
+                  payment_method_id, token_id, decline_code, processor_reference, brand, bin, last4, exp_month, exp_year, created_at,
+                  idempotency_key)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        )
+        try statement.execute(arguments: [
+            transaction.id, transaction.merchantID, transaction.status, transaction.amount, transaction.currency,
+            transaction.refundedAmount, transaction.description, transaction.clientID, transaction.paymentMethodID,
+            transaction.tokenID, transaction.declineCode, transaction.processorReference, transaction.brand, transaction.bin,
+            transaction.last4, transaction.expMonth, transaction.expYear, StoreDate.text(transaction.createdAt),
+            transaction.idempotencyKey,
+        ])
+    }
+
+    public func settleTransaction(_ settlement: Settlement) async throws -> TransactionRecord? {
         try await groupCommit.write { db in
             let statement = try db.cachedStatement(
                 sql: """
-                    INSERT INTO "transaction" (id, merchant_id, status, amount, currency, refunded_amount, description, client_id,
-                      payment_method_id, token_id, decline_code, processor_reference, brand, bin, last4, exp_month, exp_year, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    UPDATE "transaction" SET status = ?, decline_code = ?, processor_reference = ?,
+                      payment_method_id = COALESCE(?, payment_method_id)
+                    WHERE id = ? AND status = 'pending'
                     """
             )
             try statement.execute(arguments: [
-                transaction.id, transaction.merchantID, transaction.status, transaction.amount, transaction.currency,
-                transaction.refundedAmount, transaction.description, transaction.clientID, transaction.paymentMethodID,
-                transaction.tokenID, transaction.declineCode, transaction.processorReference, transaction.brand, transaction.bin,
-                transaction.last4, transaction.expMonth, transaction.expYear, StoreDate.text(transaction.createdAt),
+                settlement.status, settlement.declineCode, settlement.processorReference, settlement.paymentMethodID, settlement.transactionID,
             ])
+            guard db.changesCount == 1 else { return nil }
+            return try TransactionRecord.fetchOne(db, key: settlement.transactionID)
+        }
+    }
+
+    public func pendingTransactions(createdBefore date: Date, limit: Int) async throws -> [TransactionRecord] {
+        try await database.read { db in
+            try TransactionRecord
+                .filter(Column("status") == "pending" && Column("created_at") < StoreDate.text(date))
+                .order(Column("created_at"))
+                .limit(limit)
+                .fetchAll(db)
         }
     }
 
@@ -111,7 +143,8 @@ extension SQLiteVaultStore {
         key: String,
         requestHash: String,
         now: Date,
-        window: TimeInterval
+        window: TimeInterval,
+        leaseUntil: Date
     ) async throws
         -> IdempotencyClaim
     {
@@ -123,17 +156,29 @@ extension SQLiteVaultStore {
             )
             if let row = try Row.fetchOne(
                 db,
-                sql: "SELECT request_hash, status, body FROM idempotency_key WHERE merchant_id = ? AND key = ?",
+                sql: "SELECT request_hash, status, body, lease_until FROM idempotency_key WHERE merchant_id = ? AND key = ?",
                 arguments: [merchantID, key]
             ) {
                 let hash: String = row["request_hash"]
                 guard hash == requestHash else { return .mismatch }
-                guard let status: Int = row["status"], let body: Data = row["body"] else { return .inProgress }
-                return .replay(status: status, body: body)
+                if let status: Int = row["status"], let body: Data = row["body"] { return .replay(status: status, body: body) }
+                // Unfinished. Its request still runs while the lease holds (a key from before
+                // leases has none: its request is long gone).
+                if let lease: Date = row["lease_until"], lease > now { return .inProgress }
+                try db.execute(
+                    sql: "UPDATE idempotency_key SET lease_until = ? WHERE merchant_id = ? AND key = ?",
+                    arguments: [leaseUntil, merchantID, key]
+                )
+                let transaction = try String.fetchOne(
+                    db,
+                    sql: #"SELECT id FROM "transaction" WHERE merchant_id = ? AND idempotency_key = ?"#,
+                    arguments: [merchantID, key]
+                )
+                return .recovered(transactionID: transaction)
             }
             try db.execute(
-                sql: "INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at) VALUES (?, ?, ?, ?)",
-                arguments: [merchantID, key, requestHash, now]
+                sql: "INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until) VALUES (?, ?, ?, ?, ?)",
+                arguments: [merchantID, key, requestHash, now, leaseUntil]
             )
             return .claimed
         }
@@ -148,12 +193,26 @@ extension SQLiteVaultStore {
         }
     }
 
-    public func releaseIdempotency(merchantID: String, key: String) async throws {
+    public func releaseIdempotency(merchantID: String, key: String, at now: Date) async throws {
         try await database.write { db in
-            try db.execute(
-                sql: "DELETE FROM idempotency_key WHERE merchant_id = ? AND key = ? AND status IS NULL",
+            // A request that recorded a charge before it failed keeps its key, lapsed: the
+            // retry is answered with that charge, never runs it again.
+            let charged = try Bool.fetchOne(
+                db,
+                sql: #"SELECT EXISTS (SELECT 1 FROM "transaction" WHERE merchant_id = ? AND idempotency_key = ?)"#,
                 arguments: [merchantID, key]
             )
+            if charged == true {
+                try db.execute(
+                    sql: "UPDATE idempotency_key SET lease_until = ? WHERE merchant_id = ? AND key = ? AND status IS NULL",
+                    arguments: [now, merchantID, key]
+                )
+            } else {
+                try db.execute(
+                    sql: "DELETE FROM idempotency_key WHERE merchant_id = ? AND key = ? AND status IS NULL",
+                    arguments: [merchantID, key]
+                )
+            }
         }
     }
 
@@ -197,7 +256,8 @@ extension TransactionRecord: FetchableRecord, TableRecord {
             last4: row["last4"],
             expMonth: row["exp_month"],
             expYear: row["exp_year"],
-            createdAt: row["created_at"]
+            createdAt: row["created_at"],
+            idempotencyKey: row["idempotency_key"]
         )
     }
 }

@@ -135,6 +135,19 @@ extension SQLiteVaultStore {
             // token_holding_card. One B-tree fewer to update for every token made.
             try db.drop(index: "token_on_expires_at")
         }
+        migrator.registerMigration("v6: pending charges and key leases") { db in
+            // A charge is written `pending` in the same write that spends its token, and names
+            // the Idempotency-Key it ran under, so that a retry after a crash finds it.
+            try db.execute(
+                sql: """
+                    ALTER TABLE "transaction" ADD COLUMN idempotency_key TEXT;
+                    CREATE INDEX transaction_by_idempotency_key ON "transaction" (merchant_id, idempotency_key)
+                      WHERE idempotency_key IS NOT NULL;
+                    CREATE INDEX transaction_pending ON "transaction" (created_at) WHERE status = 'pending';
+                    ALTER TABLE idempotency_key ADD COLUMN lease_until DATETIME;
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -96,7 +96,14 @@ public struct SQLiteVaultStore: VaultStore {
         return try TokenRecord.fetchOne(statement, arguments: [id, merchantID])
     }
 
-    public func spendToken(id: String, merchantID: String, amount: Int, currency: String, at now: Date) async throws -> TokenSpend {
+    public func spendToken(
+        id: String,
+        merchantID: String,
+        amount: Int,
+        currency: String,
+        at now: Date,
+        charge: PendingCharge?
+    ) async throws -> TokenSpend {
         try await groupCommit.write { db in
             guard var token = try Self.token(id: id, merchantID: merchantID, db) else { return .notFound }
             // The conditions again in the UPDATE itself: the write lock makes this one step.
@@ -111,6 +118,7 @@ public struct SQLiteVaultStore: VaultStore {
             try spend.execute(arguments: [stamp, id, stamp, amount, currency])
             if db.changesCount == 1 {
                 token.usedAt = now
+                if let charge { try Self.insert(TransactionRecord(pending: charge, token: token, amount: amount, currency: currency), db) }
                 return .spent(token)
             }
             if token.usedAt != nil { return .alreadyUsed }

@@ -23,7 +23,12 @@ public protocol VaultStore: Sendable {
     /// Marks the token used and erases its CVC, if it is the merchant's, unused, not expired
     /// at `now`, and bound to nothing or to this amount and currency; atomically, so that
     /// of any number of concurrent callers exactly one gets ``TokenSpend/spent(_:)``.
-    func spendToken(id: String, merchantID: String, amount: Int, currency: String, at now: Date) async throws -> TokenSpend
+    ///
+    /// With a `charge`, the same write records it as a `pending` transaction with the token's
+    /// card summary: a token is never spent without its transaction, even if the process dies
+    /// before the processor answers.
+    func spendToken(id: String, merchantID: String, amount: Int, currency: String, at now: Date, charge: PendingCharge?) async throws
+        -> TokenSpend
     /// Erases the sealed card data of tokens and scans that expired before `now` or were
     /// used: their card data outlives neither. Returns how many records were purged.
     func purgeTokenCardData(before now: Date) async throws -> Int
@@ -51,6 +56,11 @@ public protocol VaultStore: Sendable {
     func deletePaymentMethod(id: String, merchantID: String) async throws -> Bool
 
     func insertTransaction(_ transaction: TransactionRecord) async throws
+    /// Gives a `pending` transaction its outcome; nil (and nothing written) when it is no
+    /// longer pending or not there.
+    func settleTransaction(_ settlement: Settlement) async throws -> TransactionRecord?
+    /// Transactions still `pending` that were created before `date`, oldest first.
+    func pendingTransactions(createdBefore date: Date, limit: Int) async throws -> [TransactionRecord]
     func transaction(id: String, merchantID: String) async throws -> TransactionRecord?
     /// A merchant's transactions, newest first, optionally one client's only.
     func transactions(merchantID: String, clientID: String?, limit: Int) async throws -> [TransactionRecord]
@@ -58,14 +68,31 @@ public protocol VaultStore: Sendable {
     /// the refunded total stays within the amount; nil (and nothing written) otherwise.
     func insertRefund(_ refund: RefundRecord) async throws -> TransactionRecord?
 
-    /// Claims an idempotency key for a request (by its hash), or says how it was used within
-    /// the last `window` before `now`; atomically, so that of concurrent requests with one
-    /// key only one is `claimed`.
-    func claimIdempotency(merchantID: String, key: String, requestHash: String, now: Date, window: TimeInterval) async throws -> IdempotencyClaim
+    /// Claims an idempotency key for a request (by its hash) until `leaseUntil`, or says how
+    /// it was used within the last `window` before `now`; atomically, so that of concurrent
+    /// requests with one key only one is `claimed` (or `recovered`). A key whose request is
+    /// unfinished after its lease lapsed (its process died) is taken over as `recovered`.
+    func claimIdempotency(
+        merchantID: String,
+        key: String,
+        requestHash: String,
+        now: Date,
+        window: TimeInterval,
+        leaseUntil: Date
+    ) async throws -> IdempotencyClaim
     /// Stores the answer to a claimed key.
     func finishIdempotency(merchantID: String, key: String, status: Int, body: Data) async throws
-    /// Frees a claimed key whose request failed before it changed anything, so a retry may run.
-    func releaseIdempotency(merchantID: String, key: String) async throws
+    /// Frees a claimed key whose request failed, so a retry may run; when the request had
+    /// recorded a charge, the key is kept with its lease ended at `now`, so that the retry is
+    /// answered with that charge.
+    func releaseIdempotency(merchantID: String, key: String, at now: Date) async throws
     /// Forgets keys older than `date`.
     func purgeIdempotency(before date: Date) async throws -> Int
+}
+
+extension VaultStore {
+    /// Spends a token without recording a charge (tests of the spend itself).
+    public func spendToken(id: String, merchantID: String, amount: Int, currency: String, at now: Date) async throws -> TokenSpend {
+        try await spendToken(id: id, merchantID: merchantID, amount: amount, currency: currency, at: now, charge: nil)
+    }
 }

@@ -102,14 +102,23 @@ extension Vault {
     /// Spends a token for a charge: exactly once, before it expires, for the amount and
     /// currency it is bound to (if any). A refused spend leaves the token as it was.
     ///
+    /// With a `charge`, the charge is recorded `pending` in the same write (see
+    /// ``VaultStore/spendToken(id:merchantID:amount:currency:at:charge:)``).
+    ///
     /// - Returns: the card, opened, with its CVC if one was given.
     /// - Throws: ``VaultError`` with ``VaultError/Code/tokenNotFound``, `tokenExpired`,
     ///   `tokenAlreadyUsed`, `amountMismatch` or `currencyMismatch`.
-    public func spend(_ id: String, merchantID: String, amount: Int, currency: Currency) async throws(VaultError) -> SpentCard {
+    public func spend(
+        _ id: String,
+        merchantID: String,
+        amount: Int,
+        currency: Currency,
+        charge: PendingCharge? = nil
+    ) async throws(VaultError) -> SpentCard {
         try Self.check(amount: amount, in: currency)
         let now = configuration.now()
         let outcome = try await storing("spend the token") {
-            try await store.spendToken(id: id, merchantID: merchantID, amount: amount, currency: currency.code, at: now)
+            try await store.spendToken(id: id, merchantID: merchantID, amount: amount, currency: currency.code, at: now, charge: charge)
         }
         switch outcome {
         case .spent(let record):

@@ -29,6 +29,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case scanExpired = "scan_expired"
             case scanAlreadyUsed = "scan_already_used"
             case scanWithoutNumber = "scan_without_number"
+            case processorError = "processor_error"
         }
 
         let base: Base
@@ -83,6 +84,9 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let scanAlreadyUsed = Code(base: .scanAlreadyUsed)
         /// The scan read no card number, so there is nothing to tokenize.
         public static let scanWithoutNumber = Code(base: .scanWithoutNumber)
+        /// The processor could not be reached or refused to answer (a refund it did not make,
+        /// a question about an authorization it could not answer); nothing was changed.
+        public static let processorError = Code(base: .processorError)
 
         public var rawValue: String { base.rawValue }
         public var description: String { base.rawValue }

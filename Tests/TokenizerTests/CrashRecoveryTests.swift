@@ -1,0 +1,214 @@
+import CardCapture
+import Foundation
+import Testing
+import Tokenizer
+
+/// A processor that stops answering, as a server killed mid-charge does: the charge that
+/// calls it never returns. With `takesTheCharge`, the sandbox behind it authorizes first (the
+/// crash came after the processor charged the card), otherwise before it heard anything.
+struct StallingProcessor: Processor {
+    let sandbox: SandboxProcessor
+    let takesTheCharge: Bool
+
+    func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome {
+        if takesTheCharge { _ = try await sandbox.authorize(request) }
+        try await Task.sleep(for: .seconds(3600))
+        return .failed(code: "processing_error")
+    }
+
+    func outcome(ofAuthorization reference: String) async throws -> AuthorizationOutcome? {
+        try await sandbox.outcome(ofAuthorization: reference)
+    }
+
+    func refund(reference: String, amount: Int, currency: Currency) async throws {}
+}
+
+@Suite("Charges across a crash: nothing stuck, nothing orphaned, nothing charged twice")
+struct CrashRecoveryTests {
+    /// Waits until the charge in flight has spent its token: its pending transaction is there.
+    func pending(in fixture: VaultFixture) async throws -> TransactionRecord {
+        for _ in 0..<500 {
+            let pending = try await fixture.vault.store.pendingTransactions(createdBefore: .distantFuture, limit: 10)
+            if let first = pending.first {
+                #expect(pending.count == 1)
+                return first
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw CancellationError()
+    }
+
+    @Test("the token's spend and its pending transaction are one write; the processor's record settles it after a crash")
+    func crashAfterAuthorization() async throws {
+        let fixture = try await VaultFixture()
+        let sandbox = SandboxProcessor()
+        let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
+        let dying = Payments(vault: fixture.vault, processor: StallingProcessor(sandbox: sandbox, takesTheCharge: true))
+        let inFlight = Task { try await dying.charge(.init(token: token.id, amount: 1000, currency: "EUR"), merchantID: fixture.merchantID) }
+        defer { inFlight.cancel() }
+        let pending = try await pending(in: fixture)
+        #expect(pending.tokenID == token.id)
+        #expect(pending.status == "pending")
+        #expect(try await fixture.vault.token(token.id, merchantID: fixture.merchantID).used)
+
+        // The restarted server: a pending charge younger than the lease is left to its request.
+        let restarted = Payments(vault: fixture.vault, processor: sandbox)
+        #expect(try await restarted.resolvePending(olderThan: .seconds(30)) == 0)
+        fixture.clock.advance(seconds: 31)
+        #expect(try await restarted.resolvePending(olderThan: .seconds(30)) == 1)
+        let settled = try await restarted.transaction(pending.id, merchantID: fixture.merchantID)
+        #expect(settled.status == "succeeded")
+        guard case .succeeded(let reference)? = try await sandbox.outcome(ofAuthorization: pending.id) else {
+            Issue.record("the sandbox has no record of the authorization")
+            return
+        }
+        #expect(settled.processorReference == reference)
+        #expect(try await restarted.resolvePending(olderThan: .seconds(30)) == 0)
+    }
+
+    @Test("a charge that died before the processor heard of it is settled failed: the card was not charged")
+    func crashBeforeAuthorization() async throws {
+        let fixture = try await VaultFixture()
+        let sandbox = SandboxProcessor()
+        let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
+        let dying = Payments(vault: fixture.vault, processor: StallingProcessor(sandbox: sandbox, takesTheCharge: false))
+        let inFlight = Task { try await dying.charge(.init(token: token.id, amount: 1000, currency: "EUR"), merchantID: fixture.merchantID) }
+        defer { inFlight.cancel() }
+        let pending = try await pending(in: fixture)
+        fixture.clock.advance(seconds: 31)
+        let restarted = Payments(vault: fixture.vault, processor: sandbox)
+        let settled = try await restarted.resolve(pending.id, merchantID: fixture.merchantID)
+        #expect(settled.status == "failed")
+        #expect(settled.declineCode == "processing_error")
+        #expect(settled.processorReference == nil)
+    }
+
+    @Test("a retry with the Idempotency-Key of a charge that died is answered with that charge once the lease lapses, never run again")
+    func retryAfterCrash() async throws {
+        let fixture = try await VaultFixture()
+        let sandbox = SandboxProcessor()
+        let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
+        let request = Array("POST /v1/transactions\n{\"token\":\"\(token.id)\"}".utf8)
+        let charge = Payments.ChargeRequest(token: token.id, amount: 1000, currency: "EUR", idempotencyKey: "order-9")
+
+        let dying = Payments(vault: fixture.vault, processor: StallingProcessor(sandbox: sandbox, takesTheCharge: true))
+        let inFlight = Task {
+            try await IdempotencyKeys(vault: fixture.vault).run(merchantID: fixture.merchantID, key: "order-9", request: request) {
+                let transaction = try await dying.charge(charge, merchantID: fixture.merchantID)
+                return (201, Data(transaction.id.utf8))
+            }
+        }
+        defer { inFlight.cancel() }
+        let pending = try await pending(in: fixture)
+        #expect(pending.idempotencyKey == "order-9")
+
+        let restarted = Payments(vault: fixture.vault, processor: sandbox)
+        let keys = IdempotencyKeys(vault: fixture.vault, lease: .seconds(30))
+        let runs = RunCounter()
+        func retry() async throws -> IdempotencyKeys.Result {
+            try await keys.run(
+                merchantID: fixture.merchantID,
+                key: "order-9",
+                request: request,
+                recover: { id in
+                    let transaction = try await restarted.resolve(id, merchantID: fixture.merchantID)
+                    return (201, Data("\(transaction.id) \(transaction.status)".utf8))
+                },
+                {
+                    runs.increment()
+                    let transaction = try await restarted.charge(charge, merchantID: fixture.merchantID)
+                    return (201, Data(transaction.id.utf8))
+                }
+            )
+        }
+        guard case .inProgress = try await retry() else {
+            Issue.record("the key was taken over while its lease held")
+            return
+        }
+        fixture.clock.advance(seconds: 31)
+        guard case .answered(201, let body, true) = try await retry() else {
+            Issue.record("the retry after the lease was not answered with the recorded charge")
+            return
+        }
+        #expect(String(decoding: body, as: UTF8.self) == "\(pending.id) succeeded")
+        guard case .answered(201, let again, true) = try await retry() else {
+            Issue.record("the answer was not kept for later retries")
+            return
+        }
+        #expect(again == body)
+        #expect(runs.count == 0)
+        let all = try await restarted.transactions(merchantID: fixture.merchantID, client: nil)
+        #expect(all.count == 1)
+    }
+
+    @Test("a request that died before it recorded anything frees its key when the lease lapses: the retry runs it")
+    func retryAfterCrashBeforeSpend() async throws {
+        let fixture = try await VaultFixture()
+        let keys = IdempotencyKeys(vault: fixture.vault, lease: .seconds(30))
+        let request = Array("same".utf8)
+        let runs = RunCounter()
+        func retry(_ bytes: [UInt8]) async throws -> IdempotencyKeys.Result {
+            try await keys.run(merchantID: fixture.merchantID, key: "k", request: bytes) {
+                runs.increment()
+                return (201, Data("done".utf8))
+            }
+        }
+        // A request that holds the key and never finishes, as a killed one.
+        let abandoned = Task {
+            try await keys.run(merchantID: fixture.merchantID, key: "k", request: request) {
+                try await Task.sleep(for: .seconds(3600))
+                return (500, Data())
+            }
+        }
+        defer { abandoned.cancel() }
+        try await Task.sleep(for: .milliseconds(100))
+        guard case .inProgress = try await retry(request) else {
+            Issue.record("the key was free while its lease held")
+            return
+        }
+        fixture.clock.advance(seconds: 31)
+        guard case .answered(201, _, false) = try await retry(request) else {
+            Issue.record("the retry after the lease did not run")
+            return
+        }
+        #expect(runs.count == 1)
+    }
+
+    @Test("the sandbox's journal outlives the process: same reference, same answer; file readable by its owner only")
+    func sandboxJournal() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("vault.sqlite.sandbox").path
+        func request(_ reference: String) throws -> AuthorizationRequest {
+            AuthorizationRequest(
+                reference: reference,
+                pan: try PAN("4242424242424242"),
+                expiry: try Expiry(month: 12, year: 2030),
+                cvc: nil,
+                amount: 1000,
+                currency: try Currency("EUR"),
+                holder: nil
+            )
+        }
+        let first = try await SandboxProcessor(journal: path).authorize(try request("tran_one"))
+        guard case .succeeded = first else {
+            Issue.record("a good card was not authorized")
+            return
+        }
+        // A crash mid-write leaves half a line: it was never answered, so it is not an authorization.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("tran_two\tsucc".utf8))
+        try handle.close()
+
+        let restarted = try SandboxProcessor(journal: path)
+        #expect(try await restarted.outcome(ofAuthorization: "tran_one") == first)
+        #expect(try await restarted.outcome(ofAuthorization: "tran_two") == nil)
+        #expect(try await restarted.authorize(try request("tran_one")) == first)
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        // The line cut short was ended: the next authorization reads back whole.
+        let second = try await restarted.authorize(try request("tran_three"))
+        #expect(try await SandboxProcessor(journal: path).outcome(ofAuthorization: "tran_three") == second)
+    }
+}
