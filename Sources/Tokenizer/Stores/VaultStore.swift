@@ -27,7 +27,14 @@ public protocol VaultStore: Sendable {
     /// With a `charge`, the same write records it as a `pending` transaction with the token's
     /// card summary: a token is never spent without its transaction, even if the process dies
     /// before the processor answers.
-    func spendToken(id: String, merchantID: String, amount: Int, currency: String, at now: Date, charge: PendingCharge?) async throws
+    func spendToken(
+        id: String,
+        merchantID: String,
+        amount: Int,
+        currency: String,
+        at now: Date,
+        charge: PendingCharge?
+    ) async throws
         -> TokenSpend
     /// Erases the sealed card data of tokens and scans that expired before `now` or were
     /// used: their card data outlives neither. Returns how many records were purged.
