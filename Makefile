@@ -22,6 +22,8 @@ run: build
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --disable-xctest
+	# kill -9 while charging, restart, retry: nothing stuck, orphaned or charged twice.
+	python3 scripts/crash-test.py --cli .build/debug/capture-cli
 	# The C bridges again under AddressSanitizer (leaks included), in their own build folder.
 	$(SWIFT) test --disable-xctest --sanitize=address --scratch-path .build-asan --filter OCRBridgeTests
 

@@ -28,11 +28,18 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var idempotencyLease = 30
 
+    @Option(
+        name: .customLong("sandbox-latency"),
+        help: "Milliseconds the sandbox processor takes per authorization, as a real one's round trip (for tests)."
+    )
+    var sandboxLatency = 0
+
     @OptionGroup var vault: VaultOptions
 
     func validate() throws {
         guard (1...86_400).contains(tokenTTL) else { throw ValidationError("--token-ttl must be from 1 to 86400 seconds") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        guard (0...10_000).contains(sandboxLatency) else { throw ValidationError("--sandbox-latency must be from 0 to 10000 ms") }
         guard (1...3600).contains(idempotencyLease) else { throw ValidationError("--idempotency-lease must be from 1 to 3600 seconds") }
     }
 
@@ -52,7 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
         let journal = vault.database + ".sandbox"
         let processor: SandboxProcessor
         do {
-            processor = try SandboxProcessor(journal: journal)
+            processor = try SandboxProcessor(journal: journal, latency: .milliseconds(sandboxLatency))
         } catch {
             Terminal.writeError("capture-cli: \(error)")
             throw ExitCode(2)

@@ -142,7 +142,9 @@ extension Payments {
         )
     }
 
-    /// The processor's answer; a processor that throws is a failed charge (processing_error).
+    /// The processor's answer. When the call throws (a lost connection), the processor is
+    /// asked what became of the authorization; one it never saw is a failed charge
+    /// (processing_error).
     private func authorize(
         reference: String,
         _ pan: PAN,
@@ -164,6 +166,7 @@ extension Payments {
         do {
             return try await processor.authorize(request)
         } catch {
+            if let known = try? await processor.outcome(ofAuthorization: reference) { return known }
             return .failed(code: "processing_error")
         }
     }

@@ -24,6 +24,10 @@ import Glibc
 /// synced there before it is answered.
 public struct SandboxProcessor: Processor {
     private let ledger: Ledger
+    /// How long an authorization takes, as a real processor's network round trip: half
+    /// before the card is charged, half after. Zero by default; crash tests use it to stop
+    /// the server while charges are in flight.
+    public var latency: Duration = .zero
 
     /// A sandbox that remembers authorizations for the life of the process.
     public init() {
@@ -32,7 +36,8 @@ public struct SandboxProcessor: Processor {
 
     /// A sandbox that keeps its authorizations in `journal` (created 0600 if missing, read
     /// back when it exists).
-    public init(journal path: String) throws {
+    public init(journal path: String, latency: Duration = .zero) throws {
+        self.latency = latency
         let entries = try Ledger.read(path)
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SandboxJournalError(path: path, errno: errno) }
@@ -52,9 +57,13 @@ public struct SandboxProcessor: Processor {
     ]
 
     public func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome {
-        try ledger.record(request.reference) {
+        if latency > .zero { try await Task.sleep(for: latency / 2) }
+        let outcome = try ledger.record(request.reference) {
             Self.outcomes[request.pan.revealed] ?? .succeeded(reference: "sandbox_" + ObjectID.random(.transaction).rawValue.dropFirst(5))
         }
+        // The card is charged: the answer is given, whatever happens to the waiting caller.
+        if latency > .zero { try? await Task.sleep(for: latency / 2) }
+        return outcome
     }
 
     public func outcome(ofAuthorization reference: String) async throws -> AuthorizationOutcome? {
