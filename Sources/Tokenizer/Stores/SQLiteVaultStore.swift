@@ -1,6 +1,10 @@
 public import Foundation
 public import GRDB
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The embedded store: one SQLite file in WAL mode through GRDB, one `DatabasePool` for the
 /// process. Several processes may share the file: writes are IMMEDIATE transactions that wait
 /// for one another (busy timeout), so a token is still spent exactly once.
@@ -14,9 +18,12 @@ public struct SQLiteVaultStore: VaultStore {
     /// Tokens made and spent and transactions recorded share commits under load.
     let groupCommit: GroupCommit
 
-    /// Opens (creating if needed) and migrates the database at `path`.
+    /// Opens (creating if needed) and migrates the database at `path`. The file and its
+    /// -wal and -shm companions are readable by their owner only (0600), old vaults' too.
     public init(path: String) throws {
+        try Self.restrictFiles(of: path)
         let pool = try DatabasePool(path: path, configuration: Self.configuration)
+        try Self.restrictFiles(of: path)
         try Self.migrator.migrate(pool)
         self.init(database: pool, checkpointer: try WALCheckpointer(path: path))
     }
@@ -39,8 +46,23 @@ public struct SQLiteVaultStore: VaultStore {
             // The log is copied into the file in the background (WALCheckpointer); the writer
             // does it itself only past this size.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.fallbackPages)")
+            // When the log starts over it is cut to this size (bytes), so that it does not keep
+            // old pages at its end for long; the sweep truncates it to nothing (shredErasedData).
+            try db.execute(sql: "PRAGMA journal_size_limit = \(Self.journalSizeLimit)")
         }
         return configuration
+    }
+
+    /// Creates the database file 0600 when it is new, and takes group and other access away
+    /// from it and its -wal and -shm files when they exist (SQLite gives the companions the
+    /// database file's mode).
+    static func restrictFiles(of path: String) throws {
+        let created = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard created >= 0 else { throw VaultFileError(path: path, errno: errno) }
+        close(created)
+        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            guard chmod(file, 0o600) == 0 else { throw VaultFileError(path: file, errno: errno) }
+        }
     }
 
     init(database: any DatabaseWriter, checkpointer: WALCheckpointer? = nil) {
@@ -147,6 +169,20 @@ public struct SQLiteVaultStore: VaultStore {
         }
     }
 
+    /// The log keeps the pages as they were before card data was erased (the token's insert,
+    /// its CVC sealed) until it is overwritten, and a copy of the folder would give them back:
+    /// every page is copied into the database file (where `secure_delete` has zeroed what was
+    /// erased) and the log is truncated to nothing. A reader in the middle of a long read can
+    /// keep the log from being truncated: then it is done at the next sweep.
+    public func shredErasedData() async throws {
+        try await database.writeWithoutTransaction { db in
+            _ = try db.checkpoint(.truncate)
+        }
+    }
+
+    /// See `PRAGMA journal_size_limit`: 4 MiB.
+    static let journalSizeLimit = 4 << 20
+
     /// One prepared INSERT, kept by the connection: a token is inserted on every token request.
     static func insert(_ token: TokenRecord, _ db: Database) throws {
         let statement = try db.cachedStatement(
@@ -250,5 +286,15 @@ extension TokenRecord: FetchableRecord, TableRecord {
             expiresAt: row[14],
             usedAt: row[15]
         )
+    }
+}
+
+/// A vault file whose access could not be restricted to its owner.
+public struct VaultFileError: Error, CustomStringConvertible {
+    public let path: String
+    public let errno: Int32
+
+    public var description: String {
+        "cannot make \(path) readable by its owner only: \(String(cString: strerror(errno)))"
     }
 }

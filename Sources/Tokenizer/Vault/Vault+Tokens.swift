@@ -139,11 +139,15 @@ extension Vault {
         }
     }
 
-    /// Erases the card data of expired and spent tokens; returns how many were purged.
+    /// Erases the card data of expired and spent tokens and scans, then makes everything
+    /// erased so far (at spends too) unrecoverable from the store's files; returns how many
+    /// records were purged.
     @discardableResult
     public func purgeExpiredCardData() async throws(VaultError) -> Int {
         let now = configuration.now()
-        return try await storing("purge expired card data") { try await store.purgeTokenCardData(before: now) }
+        let purged = try await storing("purge expired card data") { try await store.purgeTokenCardData(before: now) }
+        try await storing("shred erased card data") { try await store.shredErasedData() }
+        return purged
     }
 
     // MARK: - Helpers
