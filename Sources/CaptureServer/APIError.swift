@@ -28,7 +28,8 @@ public struct APIError: HTTPResponseError, Sendable {
         self.status = status
         self.kind = kind
         self.code = code
-        self.message = message
+        // A card number sent where an id belongs is not echoed back.
+        self.message = PAN.maskingDigitRuns(in: message)
         self.param = param
     }
 

@@ -58,4 +58,18 @@ struct PANTests {
             #expect(error?.message.contains(input) == false)
         }
     }
+
+    @Test(
+        "runs of 12 or more digits are masked in text, shorter ones kept",
+        arguments: [
+            ("no token 4242424242424242 here", "no token 424242******4242 here"),
+            ("tok_4242424242424242x", "tok_424242******4242x"),
+            ("order 12345678901 of 2027", "order 12345678901 of 2027"),
+            ("123456789012", "123456**9012"),
+            ("a 4000 0000 0000 0002 b", "a 4000 0000 0000 0002 b"),
+        ]
+    )
+    func maskingDigitRuns(text: String, masked: String) {
+        #expect(PAN.maskingDigitRuns(in: text) == masked)
+    }
 }

@@ -42,7 +42,7 @@ struct RequestLogMiddleware: RouterMiddleware {
             "request",
             metadata: [
                 "method": .string(request.method.rawValue),
-                "path": .string(request.uri.path),
+                "path": .string(PAN.maskingDigitRuns(in: request.uri.path)),
                 "status": .stringConvertible(response.status.code),
                 "ms": .string(Self.milliseconds(elapsed)),
                 "merchant": .string(context.notes.merchantID ?? "-"),

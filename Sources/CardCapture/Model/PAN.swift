@@ -162,3 +162,31 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
         return sorted.dropLast().map(String.init).joined(separator: ", ") + " or \(sorted.last!)"
     }
 }
+
+extension PAN {
+    /// `text` with every run of 12 or more digits masked as a card number is (first six and
+    /// last four shown): for messages and log lines that repeat what a caller sent, which may
+    /// be a card number where an id belongs.
+    public static func maskingDigitRuns(in text: String) -> String {
+        var output = ""
+        var run: [UInt8] = []
+        func flush() {
+            if run.count >= 12 {
+                output += masked(run)
+            } else {
+                output += run.map { String($0) }.joined()
+            }
+            run.removeAll(keepingCapacity: true)
+        }
+        for character in text {
+            if let ascii = character.asciiValue, (48...57).contains(ascii) {
+                run.append(ascii - 48)
+            } else {
+                flush()
+                output.append(character)
+            }
+        }
+        flush()
+        return output
+    }
+}

@@ -1,0 +1,37 @@
+import CardCapture
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import Tokenizer
+
+@Suite("The API under abuse: card numbers where ids belong, strict bodies")
+struct HardeningTests {
+    @Test("a card number given as an id is masked in the 404 and in the logged path")
+    func cardNumberAsID() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let (read, readBody) = try await client.send(.get, "/v1/tokens/4242424242424242", key: fixture.shop.secret)
+            #expect(read == .notFound)
+            let (spent, spentBody) = try await client.send(
+                .post,
+                "/v1/transactions",
+                key: fixture.shop.secret,
+                json: #"{"token": "4242424242424242", "amount": 100, "currency": "EUR"}"#
+            )
+            #expect(spent == .notFound)
+            let (other, otherBody) = try await client.send(.get, "/v1/transactions/tran_5555555555554444x", key: fixture.shop.secret)
+            #expect(other == .notFound)
+            for body in [readBody, spentBody, otherBody] {
+                let message = try decode(ErrorBody.self, body).error.message
+                #expect(!message.contains("4242424242424242") && !message.contains("5555555555554444"), "\(message)")
+                #expect(message.contains("424242******4242") || message.contains("555555******4444"), "\(message)")
+            }
+        }
+        let logged = fixture.logs.all.joined(separator: "\n")
+        #expect(logged.contains("/v1/tokens/424242******4242"))
+        #expect(!logged.contains("4242424242424242"))
+        #expect(!logged.contains("5555555555554444"))
+    }
+}
