@@ -18,6 +18,26 @@ enum APIBody {
         guard !bytes.isEmpty else {
             throw APIError(.badRequest, .invalidRequest, code: "invalid_json", message: "the request needs a JSON object body")
         }
+        switch StrictJSON.problem(in: bytes) {
+        case .duplicateKey(let key)?:
+            let shown = String(key.prefix(40))
+            throw APIError(
+                .badRequest,
+                .invalidRequest,
+                code: "invalid_json",
+                message: "the key \"\(shown)\" is given twice in one object; send each key once",
+                param: shown
+            )
+        case .nulCharacter?:
+            throw APIError(
+                .badRequest,
+                .invalidRequest,
+                code: "invalid_json",
+                message: "a string in the body holds a NUL character (\\u0000), which no field accepts; remove it"
+            )
+        case nil:
+            break
+        }
         do {
             return try APIJSON.decoder.decode(T.self, from: Data(bytes))
         } catch let error as DecodingError {

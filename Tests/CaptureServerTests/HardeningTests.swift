@@ -34,4 +34,34 @@ struct HardeningTests {
         #expect(!logged.contains("4242424242424242"))
         #expect(!logged.contains("5555555555554444"))
     }
+
+    @Test(
+        "a key given twice in one object is refused, however it is spelled; so is a NUL inside a string",
+        arguments: [
+            (#"{"number": "4242424242424242", "number": "5555555555554444", "exp_month": 12, "exp_year": 2030}"#, "number"),
+            (#"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030, "\u0065xp_year": 2031}"#, "exp_year"),
+            (#"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030, "holder": "AL\u0000EX"}"#, "NUL"),
+        ]
+    )
+    func strictBodies(json: String, named: String) async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let (status, body) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: json)
+            #expect(status == .badRequest)
+            let error = try decode(ErrorBody.self, body).error
+            #expect(error.code == "invalid_json")
+            #expect(error.message.contains(named), "\(error.message)")
+            #expect(!error.message.contains("4242424242424242"))
+        }
+    }
+
+    @Test("the same key in two different objects, and braces and escapes inside strings, are all fine")
+    func strictButNotWrong() async throws {
+        let fixture = try await APIFixture()
+        let json = #"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030, "holder": "A {\"number\": 1} \\u0000 B"}"#
+        try await fixture.application().test(.router) { client in
+            let (status, body) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: json)
+            #expect(status == .created, "\(String(decoding: body, as: UTF8.self))")
+        }
+    }
 }
