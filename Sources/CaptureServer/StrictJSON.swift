@@ -62,7 +62,8 @@ enum StrictJSON {
                 return (index, hasEscapes, hasNUL)
             case UInt8(ascii: "\\"):
                 hasEscapes = true
-                if index + 5 < bytes.count, bytes[index + 1] == UInt8(ascii: "u"), bytes[(index + 2)...(index + 5)].allSatisfy({ $0 == UInt8(ascii: "0") }) {
+                let zero = UInt8(ascii: "0")
+                if index + 5 < bytes.count, bytes[index + 1] == UInt8(ascii: "u"), bytes[(index + 2)...(index + 5)].allSatisfy({ $0 == zero }) {
                     hasNUL = true
                 }
                 index += 2
