@@ -55,8 +55,8 @@ struct APIFixture {
         other = try await vault.createMerchant(named: "other")
     }
 
-    func application(scanner: CardScanner? = nil, scanLimit: Int? = nil) -> some ApplicationProtocol {
-        var api = CaptureAPI(vault: vault, scanner: scanner)
+    func application(scanner: CardScanner? = nil, scanLimit: Int? = nil, processor: any Processor = SandboxProcessor()) -> some ApplicationProtocol {
+        var api = CaptureAPI(vault: vault, scanner: scanner, processor: processor)
         if let scanLimit { api.scanLimit = scanLimit }
         return Application(router: api.buildRouter(), logger: logs.logger())
     }

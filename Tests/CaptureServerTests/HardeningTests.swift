@@ -64,4 +64,40 @@ struct HardeningTests {
             #expect(status == .created, "\(String(decoding: body, as: UTF8.self))")
         }
     }
+
+    /// The sandbox, except that refunds fail (a processor that is down).
+    struct RefusingRefunds: Processor {
+        let sandbox = SandboxProcessor()
+        struct Down: Error {}
+
+        func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome { try await sandbox.authorize(request) }
+        func outcome(ofAuthorization reference: String) async throws -> AuthorizationOutcome? {
+            try await sandbox.outcome(ofAuthorization: reference)
+        }
+        func refund(reference: String, amount: Int, currency: Currency) async throws { throw Down() }
+    }
+
+    @Test("a refund the processor fails is a 502 processor_error and an error log line; nothing is refunded")
+    func failedRefund() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application(processor: RefusingRefunds()).test(.router) { client in
+            let (_, tokenBody) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: visaBody)
+            let token = try decode(TokenBody.self, tokenBody)
+            let (charged, chargeBody) = try await client.send(
+                .post,
+                "/v1/transactions",
+                key: fixture.shop.secret,
+                json: #"{"token": "\#(token.id)", "amount": 1000, "currency": "EUR"}"#
+            )
+            #expect(charged == .created)
+            let id = try #require(try JSONSerialization.jsonObject(with: chargeBody) as? [String: Any])["id"] as? String ?? ""
+            let (refunded, refundBody) = try await client.send(.post, "/v1/transactions/\(id)/refunds", key: fixture.shop.secret, json: "{}")
+            #expect(refunded == .badGateway)
+            #expect(try decode(ErrorBody.self, refundBody).error.code == "processor_error")
+            let (_, readBody) = try await client.send(.get, "/v1/transactions/\(id)", key: fixture.shop.secret)
+            let read = try #require(try JSONSerialization.jsonObject(with: readBody) as? [String: Any])
+            #expect(read["amount_refunded"] as? Int == 0)
+        }
+        #expect(fixture.logs.all.contains { $0.hasPrefix("error") && $0.contains("code=processor_error") })
+    }
 }

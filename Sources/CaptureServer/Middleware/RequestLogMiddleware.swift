@@ -31,6 +31,7 @@ struct RequestLogMiddleware: RouterMiddleware {
                         "request_id": .string(context.requestID),
                         "error_type": .string(String(describing: type(of: error))),
                         "code": .string(apiError.code),
+                        "message": .string(apiError.message),
                     ]
                 )
             }

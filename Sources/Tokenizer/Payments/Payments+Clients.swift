@@ -124,8 +124,17 @@ extension Payments {
             throw VaultError(.refundTooLarge, "a refund of \(amount) is more than the \(left) left to refund on \(transactionID)", param: "amount")
         }
         if let reference = transaction.processorReference {
-            // The sandbox always gives back; a real processor's failure is logged by the caller.
-            try? await processor.refund(reference: reference, amount: amount, currency: currency)
+            // The amount is held by the refund's record while the processor gives it back; a
+            // processor that fails gives nothing back, so the record goes and the caller is told.
+            do {
+                try await processor.refund(reference: reference, amount: amount, currency: currency)
+            } catch {
+                try await storing("undo the refund") { try await store.deleteRefund(refund) }
+                throw VaultError(
+                    .processorError,
+                    "the processor did not make the refund of \(amount) on \(transactionID); nothing was refunded, try again later"
+                )
+            }
         }
         return (refund, updated)
     }

@@ -136,6 +136,17 @@ extension SQLiteVaultStore {
         }
     }
 
+    public func deleteRefund(_ refund: RefundRecord) async throws {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM refund WHERE id = ?", arguments: [refund.id])
+            guard db.changesCount == 1 else { return }
+            try db.execute(
+                sql: #"UPDATE "transaction" SET refunded_amount = refunded_amount - ? WHERE id = ?"#,
+                arguments: [refund.amount, refund.transactionID]
+            )
+        }
+    }
+
     // MARK: - Idempotency keys
 
     public func claimIdempotency(

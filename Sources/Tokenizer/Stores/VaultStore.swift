@@ -77,6 +77,9 @@ public protocol VaultStore: Sendable {
     /// Adds a refund and raises the transaction's refunded amount, atomically, only while
     /// the refunded total stays within the amount; nil (and nothing written) otherwise.
     func insertRefund(_ refund: RefundRecord) async throws -> TransactionRecord?
+    /// Takes back a refund the processor did not make: its record, and its amount from the
+    /// transaction's refunded amount, atomically.
+    func deleteRefund(_ refund: RefundRecord) async throws
 
     /// Claims an idempotency key for a request (by its hash) until `leaseUntil`, or says how
     /// it was used within the last `window` before `now`; atomically, so that of concurrent
