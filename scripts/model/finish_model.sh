@@ -5,7 +5,7 @@
 # both and Debian's eng with evaluate.py, keeps the integer model unless it is worse than the float one by
 # more than INT_TOLERANCE percentage points of character error on any set, and writes the figures and wall
 # times into Models/README.md (between the figures markers).
-# Can run while training goes on: CHECKPOINT picks the checkpoint (default: phase 2's, else phase 1's).
+# Can run while training goes on: CHECKPOINT picks the checkpoint (default: the latest phase's).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -18,7 +18,7 @@ export OMP_THREAD_LIMIT=1
 
 checkpoint=${CHECKPOINT:-}
 if [ -z "$checkpoint" ]; then
-    for c in "$t/p2/card_checkpoint" "$t/p1/card_checkpoint"; do
+    for c in "$t/p3/card_checkpoint" "$t/p2/card_checkpoint" "$t/p1/card_checkpoint"; do
         if [ -f "$c" ]; then checkpoint=$c; break; fi
     done
 fi
