@@ -60,6 +60,43 @@ struct ScanDecisionTests {
         #expect(scanner.decide(Self.decoded([line, line, other, other]).candidates) == nil)
     }
 
+    @Test("the card-digit model alone: two renderings read alike, one sure of every digit, not outnumbered by a failing reading")
+    func modelAlone() throws {
+        let scanner = try Self.scanner.get()
+        func model(_ lines: [RecognizedLine]) -> (candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) {
+            let (candidates, failing) = Self.decoded(lines)
+            return (candidates.map { $0.from(.cardModel) }, failing)
+        }
+        let sure = LineBuilder.line(["6011", "1111", "1111", "1117"], confidence: 97)
+        // Unsure between a 7 and a 1 at the last digit (an embossed 7, read either way).
+        let unsure = LineBuilder.line(["6011", "1111", "1111", "1117"], confidence: 97, alternatives: [15: [("1", 60)]])
+        #expect(PANDecoder.read(unsure).candidates.first?.doubtfulDigits == 1)
+        #expect(scanner.decide(model([sure]).candidates) == nil)
+        #expect(scanner.decide(model([sure, unsure]).candidates)?.pan.revealed == "6011111111111117")
+        #expect(scanner.decide(model([unsure, unsure, unsure]).candidates) == nil)
+        // A failing reading given as often as the number: a specimen's printed digits, perhaps.
+        let printed = LineBuilder.line(["6011", "1111", "1111", "1111"], confidence: 97)
+        let (against, failing) = model([sure, unsure, printed, printed])
+        #expect(failing.count == 2)
+        #expect(scanner.decide(against, failing: failing) == nil)
+        let (more, same) = model([sure, unsure, sure, printed, printed])
+        #expect(scanner.decide(more, failing: same)?.pan.revealed == "6011111111111117")
+    }
+
+    @Test("a reading too weak to offer is no support: it never makes a repaired reading an agreement")
+    func noiseIsNoSupport() throws {
+        let scanner = try Self.scanner.get()
+        // The templates find digit shapes in anything: a whole number at 2 % confidence.
+        let noise = LineBuilder.line(["4111", "1111", "1111", "1111"], lowConfidence: [3: 2])
+        // Read with a 7 at the end (fails), a 1 offered there with weight (passes).
+        let repaired = LineBuilder.line(["4111", "1111", "1111", "1117"], alternatives: [15: [("1", 60)]])
+        let (candidates, failing) = Self.decoded([noise, repaired])
+        #expect(candidates.count == 2 && candidates.contains { $0.substitutions == 1 })
+        #expect(scanner.decide(candidates, failing: failing) == nil)
+        let (seen, _) = Self.decoded([LineBuilder.line(["4111", "1111", "1111", "1111"])])
+        #expect(scanner.decide(candidates + seen, failing: failing)?.pan.revealed == "4111111111111111")
+    }
+
     @Test("a valid number read too weakly is offered as unverified, low confidence")
     func weak() throws {
         let scanner = try Self.scanner.get()

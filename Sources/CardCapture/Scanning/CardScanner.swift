@@ -553,7 +553,8 @@ public struct CardScanner: Sendable {
             var sureModelReadings = 0
         }
         var byNumber: [String: Support] = [:]
-        for candidate in candidates where candidate.groupingMatches {
+        // A reading weaker than an unverified offer is noise, not support for a number.
+        for candidate in candidates where candidate.groupingMatches && candidate.confidence >= Self.minimumUnverifiedConfidence {
             let key = candidate.pan.revealed
             var support = byNumber[key] ?? Support(best: candidate)
             if candidate.confidence > support.best.confidence { support.best = candidate }
@@ -578,12 +579,17 @@ public struct CardScanner: Sendable {
             // Two readers that see the number alike (the model and the templates, say) are
             // independent evidence. One reader agreeing with itself over variants of the same
             // row is weaker: its confusions repeat (a model unsure of a typeface reads every
-            // 8 as a 4 in every variant), and a wrong number passes the check one time in ten.
-            // The card-digit model alone needs three such readings, sure of every digit.
+            // 8 as a 4 in every variant). The check digit catches every single misread digit,
+            // so a wrong number that passes needs two misreads repeated alike; a specimen,
+            // whose printed number fails the check, needs only one, and then its printed
+            // reading keeps coming back as a failing one. So the card-digit model alone
+            // needs two renderings that read the number as it is, one of them sure of every
+            // digit, and no failing reading given as often as the number itself.
             let readers = entry.plain.keys.filter { $0 != .merged }
             if readers.count >= 2 { return true }
             if readers == [.cardModel] {
-                return entry.plain[.cardModel, default: 0] >= 3 && entry.sureModelReadings >= 3
+                let modelReadings = entry.plain[.cardModel, default: 0]
+                return modelReadings >= 2 && entry.sureModelReadings >= 1 && consensus < modelReadings
                     && entry.best.confidence >= configuration.minimumConfidence
             }
             return true
