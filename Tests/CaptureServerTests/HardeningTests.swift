@@ -81,22 +81,15 @@ struct HardeningTests {
     func failedRefund() async throws {
         let fixture = try await APIFixture()
         try await fixture.application(processor: RefusingRefunds()).test(.router) { client in
-            let (_, tokenBody) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: visaBody)
-            let token = try decode(TokenBody.self, tokenBody)
-            let (charged, chargeBody) = try await client.send(
-                .post,
-                "/v1/transactions",
-                key: fixture.shop.secret,
-                json: #"{"token": "\#(token.id)", "amount": 1000, "currency": "EUR"}"#
-            )
+            let token = try await client.token(fixture)
+            let (charged, chargeBody) = try await client.charge(fixture, #"{"token": "\#(token)", "amount": 1000, "currency": "EUR"}"#)
             #expect(charged == .created)
-            let id = try #require(try JSONSerialization.jsonObject(with: chargeBody) as? [String: Any])["id"] as? String ?? ""
+            let id = try decode(TransactionBody.self, chargeBody).id
             let (refunded, refundBody) = try await client.send(.post, "/v1/transactions/\(id)/refunds", key: fixture.shop.secret, json: "{}")
             #expect(refunded == .badGateway)
             #expect(try decode(ErrorBody.self, refundBody).error.code == "processor_error")
             let (_, readBody) = try await client.send(.get, "/v1/transactions/\(id)", key: fixture.shop.secret)
-            let read = try #require(try JSONSerialization.jsonObject(with: readBody) as? [String: Any])
-            #expect(read["amount_refunded"] as? Int == 0)
+            #expect(try decode(TransactionBody.self, readBody).amount_refunded == 0)
         }
         #expect(fixture.logs.all.contains { $0.hasPrefix("error") && $0.contains("code=processor_error") })
     }

@@ -27,7 +27,7 @@ mkdir -p "$d" "$t" "$logs" "$root/Models"
 
 PHASE1_ITERS=${PHASE1_ITERS:-20000}
 PHASE2_ITERS=${PHASE2_ITERS:-150000}
-PHASE3_ITERS=${PHASE3_ITERS:-30000}
+PHASE3_ITERS=${PHASE3_ITERS:-20000}
 NET_SPEC=${NET_SPEC:-'[1,36,0,1 Ct3,3,16 Mp3,3 Lfys48 Lfx96 Lrx96 Lfx128 O1c###]'}
 JOBS=${JOBS:-2}
 export OMP_THREAD_LIMIT=1
@@ -122,6 +122,20 @@ if [ "${1:-}" = "--data-only" ]; then
     exit 0
 fi
 
+# continue_phase N FROM ITERS: phase N, from checkpoint FROM, on $t/pN/train.txt (evaluated on phase 2's
+# list), up to ITERS iterations, unless it is done. lstmtraining prefers pN/card_checkpoint when it exists,
+# so a rerun resumes the phase.
+continue_phase() {
+    local n=$1 from=$2 iterations=$3
+    if [ -f "$t/p$n/.done" ]; then return 0; fi
+    step "phase $n: up to $iterations iterations (log: $logs/phase$n.log)"
+    timed "phase $n training" $nice lstmtraining \
+        --traineddata "$starter" --continue_from "$from" --model_output "$t/p$n/card" \
+        --train_listfile "$t/p$n/train.txt" --eval_listfile "$t/p2/eval.txt" \
+        --max_iterations "$iterations" >>"$logs/phase$n.log" 2>&1
+    touch "$t/p$n/.done"
+}
+
 # --- 4. phase 1: clean lines, from scratch
 mkdir -p "$t/p1" "$t/p2" "$t/p3"
 if [ ! -f "$t/p1/.done" ]; then
@@ -138,15 +152,7 @@ fi
 hard_data
 cat "$d/synth-train/list.txt" "$d/real-train/list.txt" >"$t/p2/train.txt"
 { head -n 300 "$d/synth-eval/list.txt"; cat "$d/real-eval/list.txt"; } >"$t/p2/eval.txt"
-if [ ! -f "$t/p2/.done" ]; then
-    step "phase 2: up to $PHASE2_ITERS iterations (log: $logs/phase2.log)"
-    # lstmtraining prefers p2/card_checkpoint when it exists, so a rerun resumes phase 2.
-    timed "phase 2 training" $nice lstmtraining \
-        --traineddata "$starter" --continue_from "$t/p1/card_checkpoint" --model_output "$t/p2/card" \
-        --train_listfile "$t/p2/train.txt" --eval_listfile "$t/p2/eval.txt" \
-        --max_iterations "$PHASE2_ITERS" >>"$logs/phase2.log" 2>&1
-    touch "$t/p2/.done"
-fi
+continue_phase 2 "$t/p1/card_checkpoint" "$PHASE2_ITERS"
 
 # --- 6. phase 3: the real crops weigh most, continuing from phase 2
 # After phase 2 the model still read the embossing typeface's 7 (a bar and a straight stem) as a 1 in
@@ -155,14 +161,7 @@ fi
 # synthetic lines (about two real lines in three), so the model keeps the typefaces it has.
 tune_data
 cat "$d/real-train/list.txt" "$d/synth-tune/list.txt" >"$t/p3/train.txt"
-if [ ! -f "$t/p3/.done" ]; then
-    step "phase 3: up to $PHASE3_ITERS iterations (log: $logs/phase3.log)"
-    timed "phase 3 training" $nice lstmtraining \
-        --traineddata "$starter" --continue_from "$t/p2/card_checkpoint" --model_output "$t/p3/card" \
-        --train_listfile "$t/p3/train.txt" --eval_listfile "$t/p2/eval.txt" \
-        --max_iterations "$PHASE3_ITERS" >>"$logs/phase3.log" 2>&1
-    touch "$t/p3/.done"
-fi
+continue_phase 3 "$t/p2/card_checkpoint" "$PHASE3_ITERS"
 
 # --- 7. final model, scored
 bash "$m/finish_model.sh"
