@@ -17,7 +17,7 @@ fi
 
 work=$(mktemp -d)
 port=${CAPTURE_BENCH_PORT:-18181}
-"$cli" serve --port "$port" --database "$work/vault.sqlite" --token-ttl 3600 >"$work/serve.log" 2>&1 &
+"$cli" serve --port "$port" --database "$work/vault.sqlite" --token-ttl 3600 --token-rate-limit 0 >"$work/serve.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do

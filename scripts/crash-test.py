@@ -45,7 +45,8 @@ class Server:
         with open(self.log, "a") as log:
             self.process = subprocess.Popen(
                 [self.cli, "serve", "--port", str(self.port), "--database", self.database,
-                 "--idempotency-lease", str(LEASE_SECONDS), "--sandbox-latency", "300"],
+                 "--idempotency-lease", str(LEASE_SECONDS), "--sandbox-latency", "300",
+                 "--token-rate-limit", "0"],
                 stdout=log, stderr=log)
         deadline = time.time() + 30
         while time.time() < deadline:

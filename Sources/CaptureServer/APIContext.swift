@@ -1,11 +1,12 @@
 public import Foundation
 public import Hummingbird
 import Logging
+public import NIOCore
 import Synchronization
 public import Tokenizer
 
 /// The context of one API request: who is calling (set by ``AuthMiddleware``) and the request id.
-public struct APIContext: RequestContext {
+public struct APIContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The caller's key, once authenticated.
     public var apiKey: APIKeyRecord?
@@ -13,9 +14,12 @@ public struct APIContext: RequestContext {
     public var requestID: String
     /// What inner middleware learns for the request's log line (the merchant).
     let notes = RequestNotes()
+    /// The connected peer's address (rate limits count by it); nil in router tests.
+    public let remoteAddress: SocketAddress?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        self.remoteAddress = source.channel.remoteAddress
         // Not put in the logger's metadata (a copy of it per request): the request's log lines
         // name it themselves.
         self.requestID = ObjectID.random(.request).rawValue

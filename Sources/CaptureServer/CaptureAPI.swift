@@ -29,6 +29,15 @@ public struct CaptureAPI: Sendable {
     /// How long a request holds its Idempotency-Key before a retry may take it over, and how
     /// old a pending charge must be before the sweeper settles it (its request died).
     public var idempotencyLease: Duration = .seconds(30)
+    /// Tokens a publishable key may create a minute from one client address (a third of that
+    /// at once); 0 for no limit. `serve --token-rate-limit`.
+    public var tokenRateLimit = 60 {
+        didSet { tokenLimiter = Self.limiter(perMinute: tokenRateLimit) }
+    }
+    private var tokenLimiter: RateLimiter? = Self.limiter(perMinute: 60)
+    /// Days after which expired tokens and scans are deleted outright (their card data goes
+    /// minutes after they expire); 0 keeps them. `serve --retention-days`.
+    public var retentionDays = 30
 
     public init(
         vault: Vault,
@@ -56,7 +65,7 @@ public struct CaptureAPI: Sendable {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
         let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault))
-        TokenRoutes(vault: vault, metrics: metrics).add(to: v1)
+        TokenRoutes(vault: vault, metrics: metrics, limiter: tokenLimiter).add(to: v1)
         ScanRoutes(vault: vault, scanning: scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }, metrics: metrics).add(to: v1)
         PaymentRoutes(payments: payments, idempotency: IdempotencyKeys(vault: vault, lease: idempotencyLease), metrics: metrics)
             .add(to: v1)
@@ -73,6 +82,10 @@ public struct CaptureAPI: Sendable {
         return Array(data)
     }()
 
+    private static func limiter(perMinute: Int) -> RateLimiter? {
+        perMinute > 0 ? RateLimiter(perMinute: perMinute) : nil
+    }
+
     var payments: Payments { Payments(vault: vault, processor: processor) }
 
     /// The server with the vault's sweeper beside it.
@@ -80,7 +93,9 @@ public struct CaptureAPI: Sendable {
         Application(
             router: buildRouter(),
             configuration: .init(address: .hostname(host, port: port), serverName: "card-capture"),
-            services: [VaultSweeper(payments: payments, interval: sweepInterval, pendingAge: idempotencyLease, logger: logger)],
+            services: [
+                VaultSweeper(payments: payments, interval: sweepInterval, pendingAge: idempotencyLease, retentionDays: retentionDays, logger: logger)
+            ],
             logger: logger
         )
     }

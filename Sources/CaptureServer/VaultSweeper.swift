@@ -5,12 +5,15 @@ import Tokenizer
 
 /// Every `interval`, until shut down, from the start: settles charges left pending by a
 /// request that died (older than `pendingAge`), purges the card data of expired and spent
-/// tokens, and forgets idempotency keys past their 24 hours.
+/// tokens, forgets idempotency keys past their 24 hours, and deletes tokens and scans older
+/// than the retention period.
 struct VaultSweeper: Service {
     let payments: Payments
     let interval: Duration
     /// How old a pending charge must be to count as abandoned: the idempotency lease.
     let pendingAge: Duration
+    /// Days expired tokens and scans are kept; 0 keeps them.
+    var retentionDays = 0
     let logger: Logger
 
     var vault: Vault { payments.vault }
@@ -28,6 +31,12 @@ struct VaultSweeper: Service {
                 let purged = try await vault.purgeExpiredCardData()
                 if purged > 0 { logger.info("purged card data of expired tokens and scans", metadata: ["records": "\(purged)"]) }
                 try await IdempotencyKeys(vault: vault).purge()
+                if retentionDays > 0 {
+                    let deleted = try await vault.deleteExpiredRecords(olderThanDays: retentionDays)
+                    if deleted > 0 {
+                        logger.info("deleted tokens and scans past retention", metadata: ["records": "\(deleted)", "days": "\(retentionDays)"])
+                    }
+                }
             } catch {
                 // A sweep cut short by shutdown is no failure; the next start sweeps again.
                 if Task.isCancelled { return }

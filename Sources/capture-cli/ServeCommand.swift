@@ -34,6 +34,19 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var sandboxLatency = 0
 
+    @Option(
+        name: .customLong("token-rate-limit"),
+        help:
+            "Tokens a publishable key may create a minute from one client address, a third of them at once; refused cards count. 0 turns the limit off."
+    )
+    var tokenRateLimit = 60
+
+    @Option(
+        name: .customLong("retention-days"),
+        help: "Days after which expired tokens and scans are deleted (their card data goes minutes after expiry). 0 keeps them."
+    )
+    var retentionDays = 30
+
     @OptionGroup var vault: VaultOptions
 
     func validate() throws {
@@ -41,6 +54,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
         guard (0...10_000).contains(sandboxLatency) else { throw ValidationError("--sandbox-latency must be from 0 to 10000 ms") }
         guard (1...3600).contains(idempotencyLease) else { throw ValidationError("--idempotency-lease must be from 1 to 3600 seconds") }
+        guard (0...100_000).contains(tokenRateLimit) else { throw ValidationError("--token-rate-limit must be from 0 (off) to 100000 a minute") }
+        guard (0...3650).contains(retentionDays) else { throw ValidationError("--retention-days must be from 0 (keep) to 3650") }
     }
 
     func run() async throws {
@@ -66,6 +81,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var api = CaptureAPI(vault: opened, scanner: scanner, processor: processor)
         api.idempotencyLease = .seconds(idempotencyLease)
+        api.tokenRateLimit = tokenRateLimit
+        api.retentionDays = retentionDays
         let app = api.application(host: host, port: port, logger: logger)
         try await app.runService()
     }

@@ -16,11 +16,11 @@ struct ServeEndToEndTests {
         let log: URL
         private(set) var port = 0
 
-        init(database: String, folder: URL) throws {
+        init(database: String, folder: URL, options: [String] = []) throws {
             log = folder.appendingPathComponent("serve.log")
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.executableURL = CLIRunner.binary
-            process.arguments = ["serve", "--port", "0", "--database", database, "--token-ttl", "120"]
+            process.arguments = ["serve", "--port", "0", "--database", database, "--token-ttl", "120"] + options
             let handle = try FileHandle(forWritingTo: log)
             process.standardOutput = handle
             process.standardError = handle
@@ -109,6 +109,26 @@ struct ServeEndToEndTests {
             for number in ["4242424242424242", "4000000000000002"] {
                 #expect(!log.contains(number), "a PAN in the server's log")
                 #expect(!storedText.contains(number), "a PAN in clear in the database")
+            }
+        }
+    }
+
+    @Test("serve --token-rate-limit holds a publishable key to its rate; bad limits are refused at the start")
+    func tokenRateLimit() throws {
+        try CLIRunner.withVaultFolder { folder, database in
+            let keys = try CLIRunner.run(["keys", "create", "--merchant", "shop", "--database", database, "--json"])
+            let publishable = try #require(try keys.json()["publishable_key"] as? String)
+            let server = try Server(database: database, folder: folder, options: ["--token-rate-limit", "3", "--retention-days", "7"])
+            defer { server.stop() }
+            // Three a minute, one at once.
+            let card = Data(#"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030}"#.utf8)
+            #expect(try http("POST", server.url + "/v1/tokens", key: publishable, type: "application/json", body: card).0 == 201)
+            let (status, body) = try http("POST", server.url + "/v1/tokens", key: publishable, type: "application/json", body: card)
+            #expect(status == 429)
+            #expect(String(decoding: body, as: UTF8.self).contains("rate_limited"))
+            for bad in [["--token-rate-limit", "-1"], ["--retention-days", "-3"]] {
+                let refused = try CLIRunner.run(["serve", "--port", "0", "--database", database] + bad)
+                #expect(refused.status != 0 && refused.stderr.contains(bad[0]), "\(refused.stderr)")
             }
         }
     }

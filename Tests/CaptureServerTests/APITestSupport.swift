@@ -55,9 +55,15 @@ struct APIFixture {
         other = try await vault.createMerchant(named: "other")
     }
 
-    func application(scanner: CardScanner? = nil, scanLimit: Int? = nil, processor: any Processor = SandboxProcessor()) -> some ApplicationProtocol {
+    func application(
+        scanner: CardScanner? = nil,
+        scanLimit: Int? = nil,
+        tokenRateLimit: Int? = nil,
+        processor: any Processor = SandboxProcessor()
+    ) -> some ApplicationProtocol {
         var api = CaptureAPI(vault: vault, scanner: scanner, processor: processor)
         if let scanLimit { api.scanLimit = scanLimit }
+        if let tokenRateLimit { api.tokenRateLimit = tokenRateLimit }
         return Application(router: api.buildRouter(), logger: logs.logger())
     }
 }

@@ -7,6 +7,8 @@ import Tokenizer
 struct TokenRoutes {
     let vault: Vault
     let metrics: APIMetrics
+    /// Token creation with a publishable key, per key and client address; nil for no limit.
+    let limiter: RateLimiter?
 
     func add(to group: RouterGroup<APIContext>) {
         group.post("tokens", use: create)
@@ -90,6 +92,7 @@ struct TokenRoutes {
 
     @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
         let merchantID = try context.merchantID()
+        try checkRate(context)
         let body = try await APIBody.decode(CreateBody.self, from: request)
         let expiry = try body.expiry()
         if let scan = body.scan {
@@ -124,6 +127,24 @@ struct TokenRoutes {
             metrics.tokenCreated(from: "card")
             return TokenBody(token).json().response(status: .created)
         }
+    }
+
+    /// Takes one from the caller's bucket before the body is read: a refused card counts
+    /// as much as an accepted one (card testing is mostly refused cards). Only publishable
+    /// keys are limited: they are public, while a secret key is the merchant's own server.
+    func checkRate(_ context: APIContext) throws {
+        guard let limiter, let key = context.apiKey, key.kind == .publishable else { return }
+        let address = context.remoteAddress?.ipAddress ?? "unknown"
+        guard let wait = limiter.take(key.hash + " " + address) else { return }
+        var error = APIError(
+            .tooManyRequests,
+            .rateLimit,
+            code: "rate_limited",
+            message:
+                "too many tokens from this publishable key and address (\(limiter.perMinute) a minute, \(limiter.burst) at once); retry in \(wait) s"
+        )
+        error.retryAfter = wait
+        throw error
     }
 
     @Sendable func read(_ request: Request, context: APIContext) async throws -> TokenBody {

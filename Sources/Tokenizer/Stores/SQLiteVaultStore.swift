@@ -169,6 +169,22 @@ public struct SQLiteVaultStore: VaultStore {
         }
     }
 
+    public func deleteRecords(expiredBefore cutoff: Date, limit: Int) async throws -> Int {
+        try await database.write { db in
+            // Oldest first through the expires_at index, a bounded batch per write, so that a
+            // first sweep over years of records does not hold the writer for long.
+            var deleted = 0
+            for table in ["token", "scan"] {
+                try db.execute(
+                    sql: "DELETE FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table) WHERE expires_at < ? ORDER BY expires_at LIMIT ?)",
+                    arguments: [StoreDate.text(cutoff), limit]
+                )
+                deleted += db.changesCount
+            }
+            return deleted
+        }
+    }
+
     /// The log keeps the pages as they were before card data was erased (the token's insert,
     /// its CVC sealed) until it is overwritten, and a copy of the folder would give them back:
     /// every page is copied into the database file (where `secure_delete` has zeroed what was

@@ -39,6 +39,9 @@ public protocol VaultStore: Sendable {
     /// Erases the sealed card data of tokens and scans that expired before `now` or were
     /// used: their card data outlives neither. Returns how many records were purged.
     func purgeTokenCardData(before now: Date) async throws -> Int
+    /// Deletes the tokens and scans that expired before `cutoff`, at most `limit` of each
+    /// kind. Returns how many records were deleted.
+    func deleteRecords(expiredBefore cutoff: Date, limit: Int) async throws -> Int
     /// Makes card data that was erased (spent or purged) unrecoverable from the store's files:
     /// no copy of the old records may remain in a log or in free space.
     func shredErasedData() async throws

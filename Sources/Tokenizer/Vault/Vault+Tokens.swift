@@ -150,6 +150,27 @@ extension Vault {
         return purged
     }
 
+    /// Deletes tokens and scans that expired more than `days` days ago, spent or not: their
+    /// card data went minutes after they expired; this drops the records themselves, so that
+    /// a publishable key cannot grow the database without end. Transactions keep what they
+    /// show of the card. Returns how many records were deleted.
+    @discardableResult
+    public func deleteExpiredRecords(olderThanDays days: Int) async throws(VaultError) -> Int {
+        precondition(days > 0, "a retention of 0 days means keeping everything")
+        let cutoff = configuration.now().addingTimeInterval(-Double(days) * 86_400)
+        var deleted = 0
+        // A batch per write; the writer is free for tokens between batches.
+        while true {
+            let batch = try await storing("delete expired records") {
+                try await store.deleteRecords(expiredBefore: cutoff, limit: Self.deletionBatch)
+            }
+            deleted += batch
+            if batch < Self.deletionBatch { return deleted }
+        }
+    }
+
+    static let deletionBatch = 2_000
+
     // MARK: - Helpers
 
     private func open(_ record: TokenRecord) throws(VaultError) -> SpentCard {

@@ -1,0 +1,118 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Synchronization
+import Testing
+import Tokenizer
+
+@testable import CaptureServer
+
+@Suite("Card testing: token creation limited per publishable key and address")
+struct RateLimitTests {
+    /// A clock the test moves by hand, for the limiter.
+    final class ManualClock: Sendable {
+        private let elapsed = Mutex(Duration.zero)
+        var now: Duration { elapsed.withLock { $0 } }
+        func advance(_ by: Duration) { elapsed.withLock { $0 += by } }
+    }
+
+    @Test("a bucket gives its burst at once, then one per 60/N seconds, and says how long to wait")
+    func bucket() {
+        let clock = ManualClock()
+        let limiter = RateLimiter(perMinute: 60, burst: 3, clock: { clock.now })
+        #expect((0..<3).map { _ in limiter.take("a") } == [nil, nil, nil])
+        #expect(limiter.take("a") == 1)
+        // Another key has its own bucket.
+        #expect(limiter.take("b") == nil)
+        clock.advance(.milliseconds(500))
+        #expect(limiter.take("a") == 1)
+        clock.advance(.milliseconds(500))
+        #expect(limiter.take("a") == nil)
+        #expect(limiter.take("a") == 1)
+        // A slow rate: one a minute, so the wait is most of a minute.
+        let slow = RateLimiter(perMinute: 1, burst: 1, clock: { clock.now })
+        #expect(slow.take("a") == nil)
+        #expect(slow.take("a") == 60)
+        clock.advance(.seconds(45))
+        #expect(slow.take("a") == 15)
+        // Idle long enough, a bucket is full again, never fuller.
+        clock.advance(.seconds(3600))
+        #expect((0..<4).map { _ in limiter.take("a") } == [nil, nil, nil, 1])
+    }
+
+    @Test("the table stays bounded however many addresses come; a full bucket is dropped before a draining one")
+    func boundedTable() {
+        let clock = ManualClock()
+        let limiter = RateLimiter(perMinute: 60, burst: 2, maximumKeys: 100, clock: { clock.now })
+        for index in 0..<99 { #expect(limiter.take("address-\(index)") == nil) }
+        // Five seconds on, those have filled up again: the same as never seen.
+        clock.advance(.seconds(5))
+        #expect(limiter.take("attacker") == nil && limiter.take("attacker") == nil)
+        #expect(limiter.keyCount == 100)
+        #expect(limiter.take("newcomer") == nil)
+        #expect(limiter.keyCount == 2)
+        // The attacker's empty bucket was kept.
+        #expect(limiter.take("attacker") == 1)
+        // Thousands of addresses that all keep draining: the longest idle go.
+        for index in 0..<1_000 {
+            _ = limiter.take("flood-\(index)")
+            #expect(limiter.keyCount <= 100)
+        }
+    }
+
+    /// Posts one token request, giving back the status, the Retry-After header and the body.
+    static func post(_ client: some TestClientProtocol, key: String, json: String) async throws -> (HTTPResponse.Status, String?, Data) {
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer \(key)"
+        headers[.contentType] = "application/json"
+        return try await client.execute(uri: "/v1/tokens", method: .post, headers: headers, body: ByteBuffer(string: json)) { response in
+            (response.status, response.headers[.retryAfter], Data(response.body.readableBytesView))
+        }
+    }
+
+    @Test(
+        "past the burst a publishable key gets 429 rate_limited with Retry-After; refused cards count; secret keys and other merchants are not held"
+    )
+    func tokensLimited() async throws {
+        let fixture = try await APIFixture()
+        let refused = #"{"number": "4242424242424241", "exp_month": 12, "exp_year": 2030}"#
+        try await fixture.application(tokenRateLimit: 30).test(.router) { client in
+            // 30 a minute: 10 at once. Card testing is mostly refused numbers: they count.
+            for _ in 0..<5 {
+                let (status, _, _) = try await Self.post(client, key: fixture.shop.publishable, json: refused)
+                #expect(status == .badRequest || status.code == 402)
+            }
+            for _ in 0..<5 {
+                let (status, _, _) = try await Self.post(client, key: fixture.shop.publishable, json: visaBody)
+                #expect(status == .created)
+            }
+            let (status, retryAfter, body) = try await Self.post(client, key: fixture.shop.publishable, json: visaBody)
+            #expect(status == .tooManyRequests)
+            #expect(retryAfter == "2")
+            let error = try decode(ErrorBody.self, body).error
+            #expect(error.type == "rate_limit_error" && error.code == "rate_limited")
+            #expect(error.message.contains("30 a minute"), "\(error.message)")
+            // A refused card is refused before its body is looked at.
+            let (again, _, _) = try await Self.post(client, key: fixture.shop.publishable, json: "not even JSON")
+            #expect(again == .tooManyRequests)
+            // The merchant's own server, and another merchant's page, go on.
+            let (secret, _, _) = try await Self.post(client, key: fixture.shop.secret, json: visaBody)
+            #expect(secret == .created)
+            let (other, _, _) = try await Self.post(client, key: fixture.other.publishable, json: visaBody)
+            #expect(other == .created)
+        }
+    }
+
+    @Test("a limit of 0 is no limit")
+    func limitOff() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application(tokenRateLimit: 0).test(.router) { client in
+            for _ in 0..<40 {
+                let (status, _, _) = try await Self.post(client, key: fixture.shop.publishable, json: visaBody)
+                #expect(status == .created)
+            }
+        }
+    }
+}
