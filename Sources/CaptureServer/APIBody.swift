@@ -50,17 +50,33 @@ enum APIBody {
     }
 
     /// The body, or `tooLarge` (413 `body_too_large` unless told) when it is larger than `limit`,
-    /// refused from its `Content-Length` before any of it is read when that says so.
+    /// refused from its `Content-Length` before any of it is read when that says so (then
+    /// ``BodyDrainMiddleware`` drops the rest before the answer goes). A body sent without a
+    /// length is read up to the limit; past it, the rest is read and dropped the same way,
+    /// so that the client gets to see the 413.
     static func collect(_ request: Request, limit: Int, tooLarge: APIError? = nil) async throws -> ByteBuffer {
         let refusal =
             tooLarge
             ?? APIError(.contentTooLarge, .invalidRequest, code: "body_too_large", message: "the request body is over \(limit / 1024) KiB")
-        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit { throw refusal }
-        do {
+        if let declared = request.headers[.contentLength].flatMap(Int.init) {
+            guard declared <= limit else { throw refusal }
+            // The parser holds the body to its declared length: it cannot run over.
             return try await request.body.collect(upTo: limit)
-        } catch is NIOTooManyBytesError {
-            throw refusal
         }
+        var collected = ByteBuffer()
+        var chunks = request.body.makeAsyncIterator()
+        while let chunk = try await chunks.next() {
+            guard collected.readableBytes + chunk.readableBytes <= limit else {
+                let deadline = ContinuousClock.now + BodyDrainMiddleware.timeLimit
+                var dropped = collected.readableBytes + chunk.readableBytes
+                while dropped <= BodyDrainMiddleware.bound, ContinuousClock.now < deadline, let more = try await chunks.next() {
+                    dropped += more.readableBytes
+                }
+                throw refusal
+            }
+            collected.writeImmutableBuffer(chunk)
+        }
+        return collected
     }
 
     static func describe(_ error: DecodingError) -> APIError {

@@ -57,6 +57,7 @@ public struct CaptureAPI: Sendable {
     public func buildRouter() -> Router<APIContext> {
         let router = Router(context: APIContext.self)
         router.middlewares.add(RequestLogMiddleware(metrics: metrics))
+        router.middlewares.add(BodyDrainMiddleware())
         router.get("healthz") { _, _ in ["status": "ok"] }
         router.get("openapi.json") { _, _ in APIJSON.response(.ok, Self.openAPIDocument) }
         router.get("metrics") { _, _ in

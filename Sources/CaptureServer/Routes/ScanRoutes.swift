@@ -34,8 +34,10 @@ struct ScanRoutes {
             self.limit = limit
         }
 
-        /// Scans PNG bytes on the pool, or throws 429 when ``limit`` images are held already.
-        func scan(_ bytes: [UInt8]) async throws -> ScanResult {
+        /// Runs `body` (reading the image, then scanning it) holding one of the ``limit``
+        /// places, or throws 429 when all are taken: before the image is read, so that
+        /// uploads beyond the limit hold no memory.
+        func holdingPlace<T>(_ body: () async throws -> T) async throws -> T {
             let before = held.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
             defer { held.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
             guard before < limit else {
@@ -48,6 +50,11 @@ struct ScanRoutes {
                 error.retryAfter = 1
                 throw error
             }
+            return try await body()
+        }
+
+        /// Scans PNG bytes on the pool.
+        func scan(_ bytes: [UInt8]) async throws -> ScanResult {
             let scanner = scanner
             return try await pool.runIfActive { try scanner.scan(pngData: bytes) }
         }
@@ -105,16 +112,18 @@ struct ScanRoutes {
             )
         }
         let limit = context.maxUploadSize
-        let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: Self.tooLarge(limit)).readableBytesView)
-        let result: ScanResult
-        let start = ContinuousClock.now
-        do {
-            result = try await scanning.scan(bytes)
-        } catch let error as OCRError {
-            metrics.scan(outcome: error.code.rawValue, duration: .now - start)
-            throw Self.apiError(error)
+        let result = try await scanning.holdingPlace {
+            let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: Self.tooLarge(limit)).readableBytesView)
+            let start = ContinuousClock.now
+            do {
+                let result = try await scanning.scan(bytes)
+                metrics.scan(outcome: result.status.rawValue, duration: .now - start)
+                return result
+            } catch let error as OCRError {
+                metrics.scan(outcome: error.code.rawValue, duration: .now - start)
+                throw Self.apiError(error)
+            }
         }
-        metrics.scan(outcome: result.status.rawValue, duration: .now - start)
         return try await APIError.mapping {
             EditedResponse(status: .created, response: ScanBody(try await vault.recordScan(for: merchantID, result: result)))
         }

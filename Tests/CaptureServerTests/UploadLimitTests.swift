@@ -1,0 +1,152 @@
+import CardCapture
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import Tokenizer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One HTTP/1.1 exchange over a plain socket, as a client that sends its whole body before it
+/// reads (Python's urllib): a send that blocks for `timeout` seconds fails. Its calls block, so
+/// they run on a thread of their own, never on the tasks' threads (that the server needs).
+final class RawConnection: Sendable {
+    let socket: Int32
+
+    init(port: Int, timeout: Int = 5) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var limit = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    deinit { close(socket) }
+
+    /// Sends all of `bytes`; false when the server stopped reading (the send timed out) or
+    /// closed the connection.
+    func send(_ bytes: [UInt8]) async -> Bool {
+        await Self.onOwnThread { self.sendBlocking(bytes) }
+    }
+
+    /// What the server sent, until it closes, a whole JSON answer is in, or `timeout` passes.
+    func receive() async -> String {
+        await Self.onOwnThread { self.receiveBlocking() }
+    }
+
+    private static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+
+    private func sendBlocking(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    private func receiveBlocking() -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+            if String(decoding: received, as: UTF8.self).contains("\r\n\r\n{") && received.last == UInt8(ascii: "}") { break }
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    static func head(_ path: String, key: String, type: String, length: Int?, close: Bool = true) -> [UInt8] {
+        var lines = ["POST \(path) HTTP/1.1", "Host: localhost", "Authorization: Bearer \(key)", "Content-Type: \(type)"]
+        lines.append(length.map { "Content-Length: \($0)" } ?? "Transfer-Encoding: chunked")
+        if close { lines.append("Connection: close") }
+        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+    }
+}
+
+@Suite("Uploads over the limit: refused before they are held, and the client sees why")
+struct UploadLimitTests {
+    static let bigImage = [UInt8](repeating: 0x41, count: 11 * 1024 * 1024)
+
+    @Test("a body declared over the limit, sent whole with Connection: close, still gets its 413 (and a wrong key its 401)")
+    func declaredTooLarge() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application(scanner: try CardScanner()).test(.live) { client in
+            let port = try #require(client.port)
+            for (key, status) in [(fixture.shop.publishable, "413"), ("pk_wrong", "401")] {
+                let connection = try RawConnection(port: port)
+                let headSent = await connection.send(RawConnection.head("/v1/scans", key: key, type: "image/png", length: Self.bigImage.count))
+                let bodySent = await connection.send(Self.bigImage)
+                #expect(headSent && bodySent, "the server stopped reading: the client blocks")
+                let answer = await connection.receive()
+                #expect(answer.hasPrefix("HTTP/1.1 \(status)"), "\(answer.prefix(80))")
+            }
+        }
+    }
+
+    @Test("a chunked body that runs past the limit gets its 413 once it is sent")
+    func chunkedTooLarge() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.live) { client in
+            let port = try #require(client.port)
+            let connection = try RawConnection(port: port)
+            let sent1 = await connection.send(RawConnection.head("/v1/tokens", key: fixture.shop.publishable, type: "application/json", length: nil))
+            #expect(sent1)
+            // 12 MiB in pieces of 256 KiB, with no length given.
+            let piece = Array("40000\r\n".utf8) + [UInt8](repeating: 0x20, count: 256 * 1024) + Array("\r\n".utf8)
+            var sentAll = true
+            for _ in 0..<48 where sentAll {
+                sentAll = await connection.send(piece)
+            }
+            let sentEnd = await connection.send(Array("0\r\n\r\n".utf8))
+            #expect(sentAll && sentEnd, "the server stopped reading: the client blocks")
+            let answer = await connection.receive()
+            #expect(answer.hasPrefix("HTTP/1.1 413") && answer.contains("body_too_large"), "\(answer.prefix(80))")
+        }
+    }
+
+    @Test("the scanner's places are taken before an image is read: with every place held by a slow upload, the next is 429 at once")
+    func placeBeforeBody() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application(scanner: try CardScanner(), scanLimit: 1).test(.live) { client in
+            let port = try #require(client.port)
+            // An upload that sends half its image and waits: it holds the only place. (Its
+            // answer waits for a thread of the scanners' pool, which other suites keep busy.)
+            let slow = try RawConnection(port: port, timeout: 60)
+            let sentHead = await slow.send(
+                RawConnection.head("/v1/scans", key: fixture.shop.publishable, type: "image/png", length: 2_000_000, close: false)
+            )
+            #expect(sentHead)
+            let sentHalf = await slow.send([UInt8](repeating: 0x41, count: 1_000_000))
+            #expect(sentHalf)
+            try await Task.sleep(for: .milliseconds(200))
+            let next = try RawConnection(port: port)
+            let sentNextHead = await next.send(RawConnection.head("/v1/scans", key: fixture.shop.publishable, type: "image/png", length: 1_000_000))
+            #expect(sentNextHead)
+            let sentNext = await next.send([UInt8](repeating: 0x41, count: 1_000_000))
+            #expect(sentNext)
+            let answer = await next.receive()
+            #expect(answer.hasPrefix("HTTP/1.1 429") && answer.contains("Retry-After: 1"), "\(answer.prefix(120))")
+            // The slow one finishes and is answered (its bytes are no PNG).
+            let sentRest = await slow.send([UInt8](repeating: 0x41, count: 1_000_000))
+            #expect(sentRest)
+            let last = await slow.receive()
+            #expect(last.hasPrefix("HTTP/1.1 400"), "\(last.prefix(80))")
+        }
+    }
+}
