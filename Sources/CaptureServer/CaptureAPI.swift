@@ -38,6 +38,9 @@ public struct CaptureAPI: Sendable {
     /// Days after which expired tokens and scans are deleted outright (their card data goes
     /// minutes after they expire); 0 keeps them. `serve --retention-days`.
     public var retentionDays = 30
+    /// Timeouts and the cap on open connections (`serve --idle-timeout`, `--header-timeout`,
+    /// `--body-timeout`, `--max-connections`).
+    public var connectionLimits = ConnectionLimits()
 
     public init(
         vault: Vault,
@@ -91,8 +94,16 @@ public struct CaptureAPI: Sendable {
 
     /// The server with the vault's sweeper beside it.
     public func application(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {
-        Application(
+        let limits = connectionLimits
+        let registry = ConnectionRegistry(limit: limits.maximumConnections)
+        return Application(
             router: buildRouter(),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [ConnectionGuard(registry: registry, limits: limits)],
+                    idleTimeout: TimeAmount(limits.idleTimeout)
+                )
+            ),
             configuration: .init(address: .hostname(host, port: port), serverName: "card-capture"),
             services: [
                 VaultSweeper(payments: payments, interval: sweepInterval, pendingAge: idempotencyLease, retentionDays: retentionDays, logger: logger)

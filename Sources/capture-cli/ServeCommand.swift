@@ -47,6 +47,21 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var retentionDays = 30
 
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may send nothing, between requests or inside one, before it is closed.")
+    var idleTimeout = 60
+
+    @Option(name: .customLong("header-timeout"), help: "Seconds a request's head may take from its first byte.")
+    var headerTimeout = 10
+
+    @Option(name: .customLong("body-timeout"), help: "Seconds a request's body may take to arrive whole (10 MiB at 1.4 Mbit/s takes 60).")
+    var bodyTimeout = 60
+
+    @Option(
+        name: .customLong("max-connections"),
+        help: "Open connections at most; at the cap a new one closes the longest idle. Default: the open-files limit less 64, at most 10000."
+    )
+    var maxConnections: Int?
+
     @OptionGroup var vault: VaultOptions
 
     func validate() throws {
@@ -56,6 +71,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...3600).contains(idempotencyLease) else { throw ValidationError("--idempotency-lease must be from 1 to 3600 seconds") }
         guard (0...100_000).contains(tokenRateLimit) else { throw ValidationError("--token-rate-limit must be from 0 (off) to 100000 a minute") }
         guard (0...3650).contains(retentionDays) else { throw ValidationError("--retention-days must be from 0 (keep) to 3650") }
+        for (flag, seconds) in [("--idle-timeout", idleTimeout), ("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout)] {
+            guard (1...3600).contains(seconds) else { throw ValidationError("\(flag) must be from 1 to 3600 seconds") }
+        }
+        if let maxConnections, !(1...1_000_000).contains(maxConnections) {
+            throw ValidationError("--max-connections must be from 1 to 1000000")
+        }
     }
 
     func run() async throws {
@@ -83,6 +104,12 @@ struct ServeCommand: AsyncParsableCommand {
         api.idempotencyLease = .seconds(idempotencyLease)
         api.tokenRateLimit = tokenRateLimit
         api.retentionDays = retentionDays
+        var limits = ConnectionLimits(maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximumConnections)
+        limits.idleTimeout = .seconds(idleTimeout)
+        limits.headerTimeout = .seconds(headerTimeout)
+        limits.bodyTimeout = .seconds(bodyTimeout)
+        api.connectionLimits = limits
+        logger.info("connections", metadata: ["max": "\(limits.maximumConnections)", "idle_timeout_s": "\(idleTimeout)"])
         let app = api.application(host: host, port: port, logger: logger)
         try await app.runService()
     }

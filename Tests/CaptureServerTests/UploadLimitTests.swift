@@ -43,6 +43,19 @@ final class RawConnection: Sendable {
         await Self.onOwnThread { self.receiveBlocking() }
     }
 
+    /// Whether the server closes the connection before the socket's timeout; bytes it sends
+    /// first are read and dropped.
+    func closedByServer() async -> Bool {
+        await Self.onOwnThread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(self.socket, $0.baseAddress, $0.count, 0) }
+                if count > 0 { continue }
+                return count == 0 || errno == ECONNRESET
+            }
+        }
+    }
+
     private static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: body()) }.start()

@@ -1,0 +1,117 @@
+import CaptureServer
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import Tokenizer
+
+@Suite("Slow and idle clients: timeouts and a cap on connections")
+struct ConnectionLimitTests {
+    /// The server as `serve` runs it (with its connection guard), on a free port.
+    static func application(_ fixture: APIFixture, limits: ConnectionLimits) -> some ApplicationProtocol {
+        var api = CaptureAPI(vault: fixture.vault)
+        api.connectionLimits = limits
+        return api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger())
+    }
+
+    static func limits(maximum: Int = 100, idle: Int = 30, header: Int = 30, body: Int = 30) -> ConnectionLimits {
+        var limits = ConnectionLimits(maximumConnections: maximum)
+        limits.idleTimeout = .seconds(idle)
+        limits.headerTimeout = .seconds(header)
+        limits.bodyTimeout = .seconds(body)
+        return limits
+    }
+
+    static let healthz = Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
+
+    @Test("a connection that sends nothing, or half its headers and stops, is closed after the idle timeout")
+    func idle() async throws {
+        let fixture = try await APIFixture()
+        try await Self.application(fixture, limits: Self.limits(idle: 1)).test(.live) { client in
+            let port = try #require(client.port)
+            let silent = try RawConnection(port: port, timeout: 5)
+            let halfHead = try RawConnection(port: port, timeout: 5)
+            let sent = await halfHead.send(Array("POST /v1/tokens HTTP/1.1\r\nHost: local".utf8))
+            #expect(sent)
+            let start = ContinuousClock.now
+            let silentClosed = await silent.closedByServer()
+            let halfClosed = await halfHead.closedByServer()
+            #expect(silentClosed && halfClosed)
+            #expect(ContinuousClock.now - start < .seconds(4))
+        }
+    }
+
+    @Test("a head trickled a byte at a time is closed after the header timeout, though it is never idle")
+    func trickledHead() async throws {
+        let fixture = try await APIFixture()
+        try await Self.application(fixture, limits: Self.limits(idle: 30, header: 1)).test(.live) { client in
+            let connection = try RawConnection(port: try #require(client.port), timeout: 1)
+            let start = ContinuousClock.now
+            var open = true
+            for byte in Array("POST /v1/tokens HTTP/1.1\r\nX-Slow: ".utf8) + [UInt8](repeating: 0x61, count: 200) where open {
+                open = await connection.send([byte])
+                try await Task.sleep(for: .milliseconds(100))
+                if ContinuousClock.now - start > .seconds(6) { break }
+            }
+            #expect(!open, "the server still reads a head begun \(ContinuousClock.now - start) ago")
+        }
+    }
+
+    @Test("a body trickled in small pieces is closed after the body timeout")
+    func trickledBody() async throws {
+        let fixture = try await APIFixture()
+        try await Self.application(fixture, limits: Self.limits(idle: 30, body: 1)).test(.live) { client in
+            let connection = try RawConnection(port: try #require(client.port), timeout: 1)
+            let head = RawConnection.head("/v1/tokens", key: fixture.shop.publishable, type: "application/json", length: 2_000, close: false)
+            var open = await connection.send(head)
+            let start = ContinuousClock.now
+            for _ in 0..<60 where open {
+                open = await connection.send(Array("          ".utf8))
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(!open)
+            #expect(ContinuousClock.now - start < .seconds(5))
+        }
+    }
+
+    @Test("at the cap, a new client is served and the longest idle connection closed; when all are busy, the new one is closed")
+    func cap() async throws {
+        let fixture = try await APIFixture()
+        try await Self.application(fixture, limits: Self.limits(maximum: 3)).test(.live) { client in
+            let port = try #require(client.port)
+            var idle: [RawConnection] = []
+            for _ in 0..<3 {
+                idle.append(try RawConnection(port: port, timeout: 2))
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            // A fourth client asks /healthz: it is answered, and the first idle one is gone.
+            let fourth = try RawConnection(port: port, timeout: 5)
+            let asked = await fourth.send(Self.healthz)
+            let answer = await fourth.receive()
+            #expect(asked && answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(60))")
+            let firstClosed = await idle[0].closedByServer()
+            #expect(firstClosed)
+
+            // Three connections in the middle of an upload (head sent, body not): all busy.
+            var busy: [RawConnection] = []
+            for _ in 0..<3 {
+                let connection = try RawConnection(port: port, timeout: 2)
+                let head = RawConnection.head("/v1/tokens", key: fixture.shop.publishable, type: "application/json", length: 100, close: false)
+                let sent = await connection.send(head)
+                #expect(sent)
+                busy.append(connection)
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let refused = try RawConnection(port: port, timeout: 2)
+            let refusedClosed = await refused.closedByServer()
+            #expect(refusedClosed)
+            // The uploads go on: one finishes and is answered.
+            let body = Array(#"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030}"#.utf8)
+            let padded = body + [UInt8](repeating: 0x20, count: 100 - body.count)
+            let finished = await busy[2].send(padded)
+            let created = await busy[2].receive()
+            #expect(finished && created.hasPrefix("HTTP/1.1 201"), "\(created.prefix(60))")
+        }
+    }
+}
