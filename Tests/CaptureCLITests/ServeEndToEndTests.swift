@@ -133,6 +133,30 @@ struct ServeEndToEndTests {
         }
     }
 
+    @Test("keys made by another process while the server runs leave its log in place: nothing written after is lost on restart")
+    func secondProcess() throws {
+        try CLIRunner.withVaultFolder { folder, database in
+            let first = try CLIRunner.run(["keys", "create", "--merchant", "shop", "--database", database, "--json"])
+            let secret = try #require(try first.json()["secret_key"] as? String)
+            let publishable = try #require(try first.json()["publishable_key"] as? String)
+            var server = try Server(database: database, folder: folder)
+            let inode = { (try? FileManager.default.attributesOfItem(atPath: database + "-wal"))?[.systemFileNumber] as? NSNumber }
+            let before = try #require(inode())
+            // Another process opens the vault and closes it while the server has it open: it
+            // must see the server's locks and leave the log (-wal) and its index alone.
+            #expect(try CLIRunner.run(["keys", "create", "--merchant", "other", "--database", database]).status == 0)
+            #expect(inode() == before, "the server's log was deleted under it")
+            let card = Data(#"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030}"#.utf8)
+            let (status, body) = try http("POST", server.url + "/v1/tokens", key: publishable, type: "application/json", body: card)
+            #expect(status == 201)
+            let token = try #require((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["id"] as? String)
+            server.stop()
+            server = try Server(database: database, folder: folder)
+            defer { server.stop() }
+            #expect(try http("GET", server.url + "/v1/tokens/" + token, key: secret, type: nil, body: nil).0 == 200, "a token lost on restart")
+        }
+    }
+
     @Test("a vault whose key file is lost does not start, and says what to do")
     func lostKey() throws {
         try CLIRunner.withVaultFolder { folder, database in

@@ -23,7 +23,10 @@ public struct SQLiteVaultStore: VaultStore {
     public init(path: String) throws {
         try Self.restrictFiles(of: path)
         let pool = try DatabasePool(path: path, configuration: Self.configuration)
-        try Self.restrictFiles(of: path)
+        // The -wal and -shm SQLite made just now: mode bits only. Opening and closing the
+        // database file here would drop every POSIX lock this process holds on it (close()
+        // releases them all), and SQLite's readers then fail with disk I/O errors.
+        try Self.restrictModes(of: path)
         try Self.migrator.migrate(pool)
         self.init(database: pool, checkpointer: try WALCheckpointer(path: path))
     }
@@ -60,6 +63,12 @@ public struct SQLiteVaultStore: VaultStore {
         let created = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard created >= 0 else { throw VaultFileError(path: path, errno: errno) }
         close(created)
+        try restrictModes(of: path)
+    }
+
+    /// Takes group and other access away from the database and its -wal and -shm files,
+    /// without opening any of them.
+    static func restrictModes(of path: String) throws {
         for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
             guard chmod(file, 0o600) == 0 else { throw VaultFileError(path: file, errno: errno) }
         }
