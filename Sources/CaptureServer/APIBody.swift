@@ -67,11 +67,7 @@ enum APIBody {
         var chunks = request.body.makeAsyncIterator()
         while let chunk = try await chunks.next() {
             guard collected.readableBytes + chunk.readableBytes <= limit else {
-                let deadline = ContinuousClock.now + BodyDrainMiddleware.timeLimit
-                var dropped = collected.readableBytes + chunk.readableBytes
-                while dropped <= BodyDrainMiddleware.bound, ContinuousClock.now < deadline, let more = try await chunks.next() {
-                    dropped += more.readableBytes
-                }
+                await BodyDrainMiddleware.discardRest(of: &chunks, alreadyRead: collected.readableBytes + chunk.readableBytes)
                 throw refusal
             }
             collected.writeImmutableBuffer(chunk)

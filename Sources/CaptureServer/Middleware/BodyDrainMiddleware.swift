@@ -47,15 +47,17 @@ struct BodyDrainMiddleware: RouterMiddleware {
 
     /// Reads the body to its end and drops it, within ``bound`` and ``timeLimit``.
     static func discard(_ body: RequestBody) async {
+        var chunks = body.makeAsyncIterator()
+        await discardRest(of: &chunks, alreadyRead: 0)
+    }
+
+    /// Reads what is left of a body and drops it, until ``bound`` bytes in all have been read
+    /// or ``timeLimit`` has passed; a client that goes away ends it too.
+    static func discardRest(of chunks: inout RequestBody.AsyncIterator, alreadyRead: Int) async {
         let deadline = ContinuousClock.now + timeLimit
-        var read = 0
-        do {
-            for try await chunk in body {
-                read += chunk.readableBytes
-                if read > bound || ContinuousClock.now > deadline { return }
-            }
-        } catch {
-            // The client went away: nothing left to read.
+        var read = alreadyRead
+        while read <= bound, ContinuousClock.now < deadline, let chunk = try? await chunks.next() {
+            read += chunk.readableBytes
         }
     }
 }
