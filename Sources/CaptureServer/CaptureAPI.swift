@@ -32,9 +32,13 @@ public struct CaptureAPI: Sendable {
     /// Tokens a publishable key may create a minute from one client address (a third of that
     /// at once); 0 for no limit. `serve --token-rate-limit`.
     public var tokenRateLimit = 60 {
-        didSet { tokenLimiter = Self.limiter(perMinute: tokenRateLimit) }
+        didSet { tokenLimiter = Self.limiter(perMinute: tokenRateLimit, clock: rateLimitClock) }
     }
-    private var tokenLimiter: RateLimiter? = Self.limiter(perMinute: 60)
+    /// The limiter's clock (time since a start); nil for the real one. For tests.
+    var rateLimitClock: (@Sendable () -> Duration)? {
+        didSet { tokenLimiter = Self.limiter(perMinute: tokenRateLimit, clock: rateLimitClock) }
+    }
+    private var tokenLimiter: RateLimiter? = Self.limiter(perMinute: 60, clock: nil)
     /// Days after which expired tokens and scans are deleted outright (their card data goes
     /// minutes after they expire); 0 keeps them. `serve --retention-days`.
     public var retentionDays = 30
@@ -86,8 +90,8 @@ public struct CaptureAPI: Sendable {
         return Array(data)
     }()
 
-    private static func limiter(perMinute: Int) -> RateLimiter? {
-        perMinute > 0 ? RateLimiter(perMinute: perMinute) : nil
+    private static func limiter(perMinute: Int, clock: (@Sendable () -> Duration)?) -> RateLimiter? {
+        perMinute > 0 ? RateLimiter(perMinute: perMinute, clock: clock) : nil
     }
 
     var payments: Payments { Payments(vault: vault, processor: processor) }

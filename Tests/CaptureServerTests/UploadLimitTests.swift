@@ -147,7 +147,7 @@ struct UploadLimitTests {
             #expect(sentHead)
             let sentHalf = await slow.send([UInt8](repeating: 0x41, count: 1_000_000))
             #expect(sentHalf)
-            try await Task.sleep(for: .milliseconds(200))
+            try await Task.sleep(for: .seconds(1))
             let next = try RawConnection(port: port)
             let sentNextHead = await next.send(RawConnection.head("/v1/scans", key: fixture.shop.publishable, type: "image/png", length: 1_000_000))
             #expect(sentNextHead)
