@@ -45,15 +45,19 @@ struct ConnectionLimitTests {
     func trickledHead() async throws {
         let fixture = try await APIFixture()
         try await Self.application(fixture, limits: Self.limits(idle: 30, header: 1)).test(.live) { client in
-            let connection = try RawConnection(port: try #require(client.port), timeout: 1)
+            let connection = try RawConnection(port: try #require(client.port), timeout: 10)
+            // A head begun and fed a byte every 100 ms for 3 s: never idle (the idle timeout
+            // is 30 s), never whole.
             let start = ContinuousClock.now
             var open = true
             for byte in Array("POST /v1/tokens HTTP/1.1\r\nX-Slow: ".utf8) + [UInt8](repeating: 0x61, count: 200) where open {
                 open = await connection.send([byte])
                 try await Task.sleep(for: .milliseconds(100))
-                if ContinuousClock.now - start > .seconds(6) { break }
+                if ContinuousClock.now - start > .seconds(3) { break }
             }
-            #expect(!open, "the server still reads a head begun \(ContinuousClock.now - start) ago")
+            // Closed within the socket's 10 s: the header timeout (1 s) did it.
+            let closed = await connection.closedByServer()
+            #expect(closed, "the server still reads a head begun \(ContinuousClock.now - start) ago")
         }
     }
 
@@ -61,16 +65,18 @@ struct ConnectionLimitTests {
     func trickledBody() async throws {
         let fixture = try await APIFixture()
         try await Self.application(fixture, limits: Self.limits(idle: 30, body: 1)).test(.live) { client in
-            let connection = try RawConnection(port: try #require(client.port), timeout: 1)
+            let connection = try RawConnection(port: try #require(client.port), timeout: 10)
             let head = RawConnection.head("/v1/tokens", key: fixture.shop.publishable, type: "application/json", length: 2_000, close: false)
             var open = await connection.send(head)
-            // Ten bytes every 100 ms for 6 s (the idle timeout is 30 s): only the body timeout
-            // can close it.
-            for _ in 0..<60 where open {
+            // Ten bytes every 100 ms for 3 s: never idle (the idle timeout is 30 s).
+            let start = ContinuousClock.now
+            while open && ContinuousClock.now - start < .seconds(3) {
                 open = await connection.send(Array("          ".utf8))
                 try await Task.sleep(for: .milliseconds(100))
             }
-            #expect(!open)
+            // Closed within the socket's 10 s: the body timeout (1 s) did it.
+            let closed = await connection.closedByServer()
+            #expect(closed)
         }
     }
 
