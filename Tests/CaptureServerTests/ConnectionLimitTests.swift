@@ -83,12 +83,13 @@ struct ConnectionLimitTests {
     @Test("at the cap, a new client is served and the longest idle connection closed; when all are busy, the new one is closed")
     func cap() async throws {
         let fixture = try await APIFixture()
+        // Pauses of 300 ms let the server take in each connection (and each head) in turn.
         try await Self.application(fixture, limits: Self.limits(maximum: 3)).test(.live) { client in
             let port = try #require(client.port)
             var idle: [RawConnection] = []
             for _ in 0..<3 {
-                idle.append(try RawConnection(port: port, timeout: 2))
-                try await Task.sleep(for: .milliseconds(50))
+                idle.append(try RawConnection(port: port, timeout: 10))
+                try await Task.sleep(for: .milliseconds(300))
             }
             // A fourth client asks /healthz: it is answered, and the first idle one is gone.
             let fourth = try RawConnection(port: port, timeout: 5)
@@ -101,14 +102,14 @@ struct ConnectionLimitTests {
             // Three connections in the middle of an upload (head sent, body not): all busy.
             var busy: [RawConnection] = []
             for _ in 0..<3 {
-                let connection = try RawConnection(port: port, timeout: 2)
+                let connection = try RawConnection(port: port, timeout: 10)
                 let head = RawConnection.head("/v1/tokens", key: fixture.shop.publishable, type: "application/json", length: 100, close: false)
                 let sent = await connection.send(head)
                 #expect(sent)
                 busy.append(connection)
-                try await Task.sleep(for: .milliseconds(50))
+                try await Task.sleep(for: .milliseconds(300))
             }
-            let refused = try RawConnection(port: port, timeout: 2)
+            let refused = try RawConnection(port: port, timeout: 10)
             let refusedClosed = await refused.closedByServer()
             #expect(refusedClosed)
             // The uploads go on: one finishes and is answered.
