@@ -79,6 +79,13 @@ public struct APIError: HTTPResponseError, Sendable {
         )
     }
 
+    /// 429 `rate_limited`: too many at once; `Retry-After` says when to try again.
+    static func rateLimited(_ message: String, retryAfter seconds: Int) -> APIError {
+        var error = APIError(.tooManyRequests, .rateLimit, code: "rate_limited", message: message)
+        error.retryAfter = seconds
+        return error
+    }
+
     /// A card that fails validation: `card_error`, naming the field.
     init(_ error: CardValidationError) {
         let param: String =

@@ -51,8 +51,6 @@ final class ConnectionRegistry: Sendable {
         self.limit = max(1, limit)
     }
 
-    var count: Int { entries.withLock { $0.count } }
-
     /// Adds a connection; returns false when it must be closed (every connection is busy).
     func admit(_ channel: any Channel) -> Bool {
         let outcome: (admitted: Bool, evicted: (any Channel)?) = entries.withLock { entries in
@@ -114,15 +112,22 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        cancelDeadlines()
-        if admitted { registry.remove(context.channel) }
+        release(context.channel)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        cancelDeadlines()
-        if admitted { registry.remove(context.channel) }
-        admitted = false
+        release(context.channel)
         context.fireChannelInactive()
+    }
+
+    /// Takes the connection off the registry and its deadlines off the event loop, once.
+    private func release(_ channel: any Channel) {
+        headDeadline?.cancel()
+        bodyDeadline?.cancel()
+        headDeadline = nil
+        bodyDeadline = nil
+        if admitted { registry.remove(channel) }
+        admitted = false
     }
 
     /// The first bytes of a request: its head has ``ConnectionLimits/headerTimeout`` to come.
@@ -139,6 +144,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             waitingForRequest = false
             headDeadline?.cancel()
             headDeadline = nil
+            // A pipelined request's head comes after the answer before it marked the
+            // connection waiting, with no new bytes to say otherwise.
             registry.setWaiting(context.channel, false)
             let channel = context.channel
             bodyDeadline = context.eventLoop.scheduleTask(in: TimeAmount(limits.bodyTimeout)) { channel.close(promise: nil) }
@@ -159,12 +166,6 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    private func cancelDeadlines() {
-        headDeadline?.cancel()
-        bodyDeadline?.cancel()
-        headDeadline = nil
-        bodyDeadline = nil
-    }
 }
 
 /// Tells its owner when bytes arrive, before any decoding.
@@ -180,11 +181,5 @@ final class ByteWatcher: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         onBytes()
         context.fireChannelRead(data)
-    }
-}
-
-extension TimeAmount {
-    init(_ duration: Duration) {
-        self = .nanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 }

@@ -1,3 +1,4 @@
+import CardCapture
 import Synchronization
 
 /// Token buckets by key: each key may take `perMinute` a minute on average and up to `burst`
@@ -50,8 +51,7 @@ final class RateLimiter: Sendable {
         let capacity = Double(burst)
         return buckets.withLock { buckets -> Int? in
             var bucket = buckets[key] ?? Bucket(tokens: capacity, updated: now)
-            let elapsed = Double((now - bucket.updated).attoseconds) / 1e18
-            bucket.tokens = min(capacity, bucket.tokens + max(0, elapsed) * perSecond)
+            bucket.tokens = min(capacity, bucket.tokens + max(0, (now - bucket.updated).seconds) * perSecond)
             bucket.updated = now
             defer {
                 buckets[key] = bucket
@@ -71,10 +71,7 @@ final class RateLimiter: Sendable {
     /// Drops the buckets that have filled up again; then, if still too many, the longest idle
     /// until a tenth of the room is free.
     private static func prune(_ buckets: inout [String: Bucket], now: Duration, perSecond: Double, capacity: Double, keep: Int) {
-        buckets = buckets.filter { _, bucket in
-            let elapsed = Double((now - bucket.updated).attoseconds) / 1e18
-            return bucket.tokens + elapsed * perSecond < capacity
-        }
+        buckets = buckets.filter { _, bucket in bucket.tokens + (now - bucket.updated).seconds * perSecond < capacity }
         guard buckets.count > keep else { return }
         let excess = buckets.count - keep * 9 / 10
         for (key, _) in buckets.sorted(by: { $0.value.updated < $1.value.updated }).prefix(excess) {

@@ -41,14 +41,7 @@ struct ScanRoutes {
             let before = held.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
             defer { held.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
             guard before < limit else {
-                var error = APIError(
-                    .tooManyRequests,
-                    .rateLimit,
-                    code: "rate_limited",
-                    message: "the scanner is busy with \(limit) images; retry in a second"
-                )
-                error.retryAfter = 1
-                throw error
+                throw APIError.rateLimited("the scanner is busy with \(limit) images; retry in a second", retryAfter: 1)
             }
             return try await body()
         }

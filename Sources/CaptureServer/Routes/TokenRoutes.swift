@@ -136,15 +136,10 @@ struct TokenRoutes {
         guard let limiter, let key = context.apiKey, key.kind == .publishable else { return }
         let address = context.remoteAddress?.ipAddress ?? "unknown"
         guard let wait = limiter.take(key.hash + " " + address) else { return }
-        var error = APIError(
-            .tooManyRequests,
-            .rateLimit,
-            code: "rate_limited",
-            message:
-                "too many tokens from this publishable key and address (\(limiter.perMinute) a minute, \(limiter.burst) at once); retry in \(wait) s"
+        throw APIError.rateLimited(
+            "too many tokens from this publishable key and address (\(limiter.perMinute) a minute, \(limiter.burst) at once); retry in \(wait) s",
+            retryAfter: wait
         )
-        error.retryAfter = wait
-        throw error
     }
 
     @Sendable func read(_ request: Request, context: APIContext) async throws -> TokenBody {
