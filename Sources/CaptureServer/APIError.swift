@@ -128,6 +128,8 @@ public struct APIError: HTTPResponseError, Sendable {
             self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: error.param)
         case .processorError:
             self.init(.badGateway, .api, code: code, message: error.message)
+        case .apiKeyRevoked:
+            self.init(.unauthorized, .authentication, code: code, message: error.message)
         default:
             self.init(.internalServerError, .api, code: code, message: "the vault could not complete the request; try again later")
         }

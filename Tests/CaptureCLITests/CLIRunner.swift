@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs the built capture-cli binary and captures what it prints.
 struct CLIRunner {
@@ -9,8 +10,15 @@ struct CLIRunner {
 
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 
+        /// Line `line` of standard output as a JSON object; a test failure, not a crash, when the
+        /// command printed fewer lines.
         func json(line: Int = 0) throws -> [String: Any] {
-            let data = Data(lines[line].utf8)
+            let all = lines
+            guard line < all.count else {
+                Issue.record("the command printed \(all.count) lines, not \(line + 1); its errors: \(stderr)")
+                throw CocoaError(.coderValueNotFound)
+            }
+            let data = Data(all[line].utf8)
             guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                 throw CocoaError(.coderReadCorrupt)
             }

@@ -157,6 +157,57 @@ struct ServeEndToEndTests {
         }
     }
 
+    @Test("keys list, revoke and rotate on the server's database: the running server refuses a revoked key within seconds")
+    func keyRevocation() throws {
+        try CLIRunner.withVaultFolder { folder, database in
+            let issued = try CLIRunner.run(["keys", "create", "--merchant", "shop", "--database", database, "--json"]).json()
+            let secret = try #require(issued["secret_key"] as? String)
+            let publishable = try #require(issued["publishable_key"] as? String)
+            let server = try Server(database: database, folder: folder)
+            defer { server.stop() }
+            let list = server.url + "/v1/transactions"
+            #expect(try http("GET", list, key: secret, type: nil, body: nil).0 == 200)
+
+            let listed = try CLIRunner.run(["keys", "list", "--database", database])
+            #expect(listed.status == 0 && listed.stdout.contains("sk_…" + secret.suffix(4)) && listed.stdout.contains("active"))
+            #expect(!listed.stdout.contains(secret) && !listed.stdout.contains(publishable), "a key printed whole")
+            let secretID = try #require(
+                try CLIRunner.run(["keys", "list", "--database", database, "--json"]).lines.compactMap { line in
+                    let key = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                    return key?["kind"] as? String == "secret" ? key?["id"] as? String : nil
+                }.first
+            )
+
+            let revoked = try CLIRunner.run(["keys", "revoke", secretID, "--database", database])
+            #expect(revoked.status == 0 && revoked.stdout.contains("revoked \(secretID)"), "\(revoked.stderr)")
+            let start = Date()
+            var status = 0
+            var body = Data()
+            while Date().timeIntervalSince(start) < 15 {
+                (status, body) = try http("GET", list, key: secret, type: nil, body: nil)
+                if status == 401 { break }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            #expect(status == 401 && String(decoding: body, as: UTF8.self).contains("api_key_revoked"))
+            // The server rereads a key every 2 s; 8 s leaves room for a loaded machine.
+            #expect(Date().timeIntervalSince(start) < 8, "the server took more than 8 s to refuse a revoked key")
+            #expect(try CLIRunner.run(["keys", "list", "--database", database]).stdout.contains("ended "))
+
+            // Rotation: the new secret key works at once, the old publishable key for its grace.
+            let rotated = try CLIRunner.run(["keys", "rotate", "--merchant", "shop", "--grace", "600", "--database", database, "--json"]).json()
+            let newSecret = try #require(rotated["secret_key"] as? String)
+            #expect((rotated["retired"] as? [[String: Any]])?.count == 1, "only the publishable key was still active")
+            #expect(try http("GET", list, key: newSecret, type: nil, body: nil).0 == 200)
+            let card = Data(#"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030}"#.utf8)
+            #expect(try http("POST", server.url + "/v1/tokens", key: publishable, type: "application/json", body: card).0 == 201)
+
+            let unknown = try CLIRunner.run(["keys", "revoke", "key_0000000000000000", "--database", database])
+            #expect(unknown.status == 2 && unknown.stderr.contains("keys list"))
+            let badGrace = try CLIRunner.run(["keys", "rotate", "--merchant", "shop", "--grace", "-1", "--database", database])
+            #expect(badGrace.status != 0 && badGrace.stderr.contains("--grace"))
+        }
+    }
+
     @Test("a vault whose key file is lost does not start, and says what to do")
     func lostKey() throws {
         try CLIRunner.withVaultFolder { folder, database in

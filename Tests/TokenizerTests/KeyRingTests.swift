@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GRDB
 import Testing
 
 @testable import Tokenizer
@@ -83,6 +84,103 @@ struct APIKeyTests {
         #expect(try await fixture.vault.authenticate(apiKey: "") == nil)
         let duplicate = await #expect(throws: VaultError.self) { try await fixture.vault.createMerchant(named: "test-merchant") }
         #expect(duplicate?.code == .merchantExists)
+    }
+}
+
+@Suite("API keys: revoked and rotated")
+struct APIKeyLifecycleTests {
+    /// A second vault on the same store and key ring: a server process beside the CLI that
+    /// revokes, with its own cache of keys, on the same clock.
+    static func server(beside fixture: VaultFixture, keys: KeyRing) async throws -> Vault {
+        try await Vault.open(store: fixture.vault.store, keys: keys, configuration: fixture.vault.configuration)
+    }
+
+    static func fixture() async throws -> (VaultFixture, KeyRing) {
+        let keys = KeyRing(masterKey: SymmetricKey(size: .bits256))
+        let clock = TestClock()
+        let store = try SQLiteVaultStore.inMemory()
+        let vault = try await Vault.open(store: store, keys: keys, configuration: Vault.Configuration(now: { clock.now }))
+        return (try await VaultFixture(vault: vault, clock: clock), keys)
+    }
+
+    @Test("a revoked key is refused at once where it was revoked, and by another vault on the store once its 2 s are up")
+    func revoke() async throws {
+        let (fixture, ring) = try await Self.fixture()
+        let server = try await Self.server(beside: fixture, keys: ring)
+        let keys = fixture.merchant
+        #expect(try await server.authenticate(apiKey: keys.secret)?.kind == .secret)
+
+        let revoked = try await fixture.vault.revokeAPIKey(keys.secret)
+        #expect(revoked.expiresAt == fixture.clock.now && revoked.hint == String(keys.secret.suffix(4)))
+        let here = await #expect(throws: VaultError.self) { try await fixture.vault.authenticate(apiKey: keys.secret) }
+        #expect(here?.code == .apiKeyRevoked)
+        // The server read the key a moment ago and trusts it until its recheck interval is over.
+        #expect(try await server.authenticate(apiKey: keys.secret) != nil)
+        fixture.clock.advance(seconds: 2)
+        let there = await #expect(throws: VaultError.self) { try await server.authenticate(apiKey: keys.secret) }
+        #expect(there?.code == .apiKeyRevoked)
+        #expect(there?.message.contains(keys.secret) == false)
+        // The merchant's other key is untouched.
+        #expect(try await server.authenticate(apiKey: keys.publishable)?.kind == .publishable)
+    }
+
+    @Test("a key is revoked by its id from the list; revoking again keeps the first end; unknown keys and ids are refused")
+    func revokeByID() async throws {
+        let (fixture, _) = try await Self.fixture()
+        let listed = try await fixture.vault.apiKeys(merchant: "test-merchant")
+        #expect(listed.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [.publishable, .secret])
+        #expect(listed.allSatisfy { $0.expiresAt == nil && $0.id.count == 20 && $0.id.hasPrefix("key_") })
+        let publishable = try #require(listed.first { $0.kind == .publishable })
+        let first = try await fixture.vault.revokeAPIKey(publishable.id)
+        fixture.clock.advance(seconds: 60)
+        let second = try await fixture.vault.revokeAPIKey(fixture.merchant.publishable)
+        #expect(second.expiresAt == first.expiresAt)
+        #expect(try await fixture.vault.apiKeys(merchant: fixture.merchantID).first { $0.kind == .publishable }?.expiresAt == first.expiresAt)
+        for unknown in ["key_0000000000000000", "key_", "sk_nothing", "4242424242424242", publishable.id + "0"] {
+            let error = await #expect(throws: VaultError.self) { try await fixture.vault.revokeAPIKey(unknown) }
+            #expect(error?.code == .apiKeyNotFound)
+        }
+        let nobody = await #expect(throws: VaultError.self) { try await fixture.vault.apiKeys(merchant: "nobody") }
+        #expect(nobody?.code == .merchantNotFound)
+    }
+
+    @Test("rotation issues new keys at once and retires the old ones after their grace; only the kinds asked for")
+    func rotate() async throws {
+        let (fixture, ring) = try await Self.fixture()
+        let server = try await Self.server(beside: fixture, keys: ring)
+        let old = fixture.merchant
+        let rotated = try await fixture.vault.rotateKeys(merchant: "test-merchant", kinds: [.secret], grace: .seconds(600))
+        #expect(rotated.publishable == nil)
+        let secret = try #require(rotated.secret)
+        #expect(rotated.retired.count == 1 && rotated.retired.first?.kind == .secret)
+        #expect(rotated.retired.first?.expiresAt == fixture.clock.now.addingTimeInterval(600))
+        #expect(try await server.authenticate(apiKey: secret)?.merchantID == fixture.merchantID)
+        fixture.clock.advance(seconds: 599)
+        #expect(try await server.authenticate(apiKey: old.secret) != nil)
+        fixture.clock.advance(seconds: 1)
+        let ended = await #expect(throws: VaultError.self) { try await server.authenticate(apiKey: old.secret) }
+        #expect(ended?.code == .apiKeyRevoked)
+        #expect(try await server.authenticate(apiKey: secret) != nil)
+        #expect(try await server.authenticate(apiKey: old.publishable) != nil)
+
+        // Rotating again now retires only the key that still works, and at once with no grace.
+        let again = try await fixture.vault.rotateKeys(merchant: fixture.merchantID, kinds: [.publishable, .secret], grace: .zero)
+        #expect(Set(again.retired.compactMap(\.hint)) == [String(secret.suffix(4)), String(old.publishable.suffix(4))])
+        #expect(again.retired.allSatisfy { $0.expiresAt == fixture.clock.now })
+        let dead = await #expect(throws: VaultError.self) { try await fixture.vault.authenticate(apiKey: secret) }
+        #expect(dead?.code == .apiKeyRevoked)
+        #expect(try await fixture.vault.authenticate(apiKey: try #require(again.publishable)) != nil)
+    }
+
+    @Test("a key whose row is deleted stops working once the cache's 2 s are up")
+    func deletedRow() async throws {
+        let (fixture, _) = try await Self.fixture()
+        #expect(try await fixture.vault.authenticate(apiKey: fixture.merchant.secret) != nil)
+        let store = try #require(fixture.vault.store as? SQLiteVaultStore)
+        try await store.database.write { db in try db.execute(sql: "DELETE FROM api_key WHERE kind = 'secret'") }
+        #expect(try await fixture.vault.authenticate(apiKey: fixture.merchant.secret) != nil)
+        fixture.clock.advance(seconds: 2)
+        #expect(try await fixture.vault.authenticate(apiKey: fixture.merchant.secret) == nil)
     }
 }
 

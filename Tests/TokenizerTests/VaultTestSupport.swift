@@ -34,6 +34,13 @@ struct VaultFixture {
         self.merchant = try await vault.createMerchant(named: "test-merchant")
     }
 
+    /// A fixture on a vault made by the caller, sharing `clock`.
+    init(vault: Vault, clock: TestClock) async throws {
+        self.vault = vault
+        self.clock = clock
+        self.merchant = try await vault.createMerchant(named: "test-merchant")
+    }
+
     var merchantID: String { merchant.merchant.id }
 
     /// Visa test card 4242…, expiring in 2030 (the test clock is in 2027).

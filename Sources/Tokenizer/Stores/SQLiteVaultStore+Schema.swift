@@ -148,6 +148,16 @@ extension SQLiteVaultStore {
                     """
             )
         }
+        migrator.registerMigration("v7: key revocation") { db in
+            // Keys can be revoked and rotated: each has an end (none until then) and keeps its
+            // last four characters so that `keys list` can tell them apart.
+            try db.execute(
+                sql: """
+                    ALTER TABLE api_key ADD COLUMN hint TEXT;
+                    ALTER TABLE api_key ADD COLUMN expires_at DATETIME;
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -110,6 +110,30 @@ public struct SQLiteVaultStore: VaultStore {
         try await database.read { db in try APIKeyRecord.fetchOne(db, key: hash) }
     }
 
+    public func merchants() async throws -> [MerchantRecord] {
+        try await database.read { db in try MerchantRecord.order(MerchantRecord.Columns.name).fetchAll(db) }
+    }
+
+    public func apiKeys(merchantID: String?) async throws -> [APIKeyRecord] {
+        try await database.read { db in
+            var request = APIKeyRecord.order(Column("created_at"), Column("kind"))
+            if let merchantID { request = request.filter(Column("merchant_id") == merchantID) }
+            return try request.fetchAll(db)
+        }
+    }
+
+    public func updateAPIKeys(insert: [APIKeyRecord], expire: [String], at end: Date) async throws {
+        try await database.write { db in
+            for key in insert { try key.insert(db) }
+            for hash in expire {
+                try db.execute(
+                    sql: "UPDATE api_key SET expires_at = ? WHERE hash = ? AND (expires_at IS NULL OR expires_at > ?)",
+                    arguments: [end, hash, end]
+                )
+            }
+        }
+    }
+
     // MARK: - Tokens
 
     public func insertToken(_ token: TokenRecord) async throws {

@@ -18,24 +18,43 @@ public struct MerchantRecord: Sendable, Codable, Equatable {
     }
 }
 
-/// An API key as the store keeps it: only its SHA-256 hash, never the key.
+/// An API key as the store keeps it: only its keyed digest and its last four characters,
+/// never the key.
 public struct APIKeyRecord: Sendable, Codable, Equatable {
     public var hash: String
     public var merchantID: String
     public var kind: APIKeyKind
     public var createdAt: Date
+    /// The key's last four characters, to tell keys apart in `keys list`; nil for keys issued
+    /// before the vault kept them.
+    public var hint: String?
+    /// When the key stops working: the moment it was revoked, or the end of the grace a
+    /// rotation gave it; nil while it has no end.
+    public var expiresAt: Date?
 
-    public init(hash: String, merchantID: String, kind: APIKeyKind, createdAt: Date) {
+    public init(hash: String, merchantID: String, kind: APIKeyKind, createdAt: Date, hint: String? = nil, expiresAt: Date? = nil) {
         self.hash = hash
         self.merchantID = merchantID
         self.kind = kind
         self.createdAt = createdAt
+        self.hint = hint
+        self.expiresAt = expiresAt
+    }
+
+    /// The name `keys list` shows and `keys revoke` takes: `key_` and the digest's first 16
+    /// hex digits. It says nothing of the key itself.
+    public var id: String { "key_" + hash.prefix(16) }
+
+    /// Whether the key still works at `now`.
+    public func isActive(at now: Date) -> Bool {
+        expiresAt.map { now < $0 } ?? true
     }
 
     enum CodingKeys: String, CodingKey {
-        case hash, kind
+        case hash, kind, hint
         case merchantID = "merchant_id"
         case createdAt = "created_at"
+        case expiresAt = "expires_at"
     }
 }
 

@@ -16,6 +16,13 @@ public protocol VaultStore: Sendable {
     func merchant(named name: String) async throws -> MerchantRecord?
     /// The key with this SHA-256 hash (hex), if any.
     func apiKey(hash: String) async throws -> APIKeyRecord?
+    /// Every merchant, by name.
+    func merchants() async throws -> [MerchantRecord]
+    /// One merchant's keys, or every merchant's, oldest first.
+    func apiKeys(merchantID: String?) async throws -> [APIKeyRecord]
+    /// In one write: adds `insert` and ends the keys whose hashes are in `expire` at `at`
+    /// (a key that ends sooner already keeps its end).
+    func updateAPIKeys(insert: [APIKeyRecord], expire: [String], at: Date) async throws
 
     func insertToken(_ token: TokenRecord) async throws
     /// A merchant's token; another merchant's token is nil.

@@ -17,9 +17,17 @@ public struct Vault: Sendable {
         public var tokenLifetime: Duration
         /// The clock; tests inject a fixed one.
         public var now: @Sendable () -> Date
+        /// How long an API key found in the store is trusted before it is read again: the
+        /// longest a revoked key keeps working on a running server. Two seconds.
+        public var keyRecheckInterval: Duration
 
-        public init(tokenLifetime: Duration = .seconds(300), now: @escaping @Sendable () -> Date = { Date() }) {
+        public init(
+            tokenLifetime: Duration = .seconds(300),
+            keyRecheckInterval: Duration = .seconds(2),
+            now: @escaping @Sendable () -> Date = { Date() }
+        ) {
             self.tokenLifetime = tokenLifetime
+            self.keyRecheckInterval = keyRecheckInterval
             self.now = now
         }
     }

@@ -14,6 +14,9 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case invalidCurrency = "invalid_currency"
             case merchantExists = "merchant_exists"
             case invalidMerchant = "invalid_merchant"
+            case merchantNotFound = "merchant_not_found"
+            case apiKeyNotFound = "api_key_not_found"
+            case apiKeyRevoked = "api_key_revoked"
             case keyMissing = "master_key_missing"
             case keyMismatch = "master_key_mismatch"
             case keyUnreadable = "master_key_unreadable"
@@ -52,6 +55,12 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let invalidMerchant = Code(base: .invalidMerchant)
         /// A merchant of that name exists already.
         public static let merchantExists = Code(base: .merchantExists)
+        /// No merchant of that name or id.
+        public static let merchantNotFound = Code(base: .merchantNotFound)
+        /// No API key is that key or has that id.
+        public static let apiKeyNotFound = Code(base: .apiKeyNotFound)
+        /// The API key was revoked, or rotated and its grace is over.
+        public static let apiKeyRevoked = Code(base: .apiKeyRevoked)
         /// The store holds card data but its master key is nowhere to be found.
         public static let keyMissing = Code(base: .keyMissing)
         /// The master key given is not the one the store's data is encrypted under.
