@@ -7,13 +7,13 @@ enum APIBody {
     /// The largest JSON body accepted: far above any real request.
     static let jsonLimit = 64 * 1024
 
-    /// Decodes the body as `T`: 413 when it is over `limit`, 400 naming `param` when a field is
-    /// missing or of the wrong type, 400 `invalid_json` when it is not JSON at all.
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int = jsonLimit) async throws -> T {
-        try decode(T.self, from: Array(try await collect(request, limit: limit).readableBytesView))
+    /// A JSON request's body, whole: 413 when it is over ``jsonLimit``.
+    static func collectJSON(_ request: Request) async throws -> [UInt8] {
+        Array(try await collect(request, limit: jsonLimit).readableBytesView)
     }
 
-    /// Decodes bytes already read as `T`, with the same errors.
+    /// Decodes a body read whole as `T`: 400 naming `param` when a field is missing or of the
+    /// wrong type, 400 `invalid_json` when it is not JSON at all.
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         guard !bytes.isEmpty else {
             throw APIError(.badRequest, .invalidRequest, code: "invalid_json", message: "the request needs a JSON object body")

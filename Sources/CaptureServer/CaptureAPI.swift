@@ -73,10 +73,11 @@ public struct CaptureAPI: Sendable {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
         let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault))
-        TokenRoutes(vault: vault, metrics: metrics, limiter: tokenLimiter).add(to: v1)
-        ScanRoutes(vault: vault, scanning: scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }, metrics: metrics).add(to: v1)
-        PaymentRoutes(payments: payments, idempotency: IdempotencyKeys(vault: vault, lease: idempotencyLease), metrics: metrics)
-            .add(to: v1)
+        let idempotent = IdempotentRequests(keys: IdempotencyKeys(vault: vault, lease: idempotencyLease))
+        TokenRoutes(vault: vault, metrics: metrics, idempotent: idempotent, limiter: tokenLimiter).add(to: v1)
+        let scanning = scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }
+        ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent).add(to: v1)
+        PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)
         return router
     }
 

@@ -1,10 +1,13 @@
+import Crypto
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
-import Tokenizer
+
+@testable import Tokenizer
 
 struct TransactionBody: Decodable {
     let id: String
@@ -20,6 +23,7 @@ struct TransactionBody: Decodable {
 
 struct ListBody<Item: Decodable>: Decodable {
     let data: [Item]
+    let has_more: Bool
 }
 
 struct IDBody: Decodable {
@@ -40,10 +44,16 @@ extension TestClientProtocol {
     }
 
     func post(_ uri: String, key: String, json: String, idempotencyKey: String) async throws -> (HTTPResponse.Status, Data, Bool) {
+        try await post(uri, key: key, body: Array(json.utf8), type: "application/json", idempotencyKey: idempotencyKey)
+    }
+
+    /// A POST with an Idempotency-Key: the status, the body, and whether it was a replay.
+    func post(_ uri: String, key: String, body: [UInt8], type: String, idempotencyKey: String) async throws -> (HTTPResponse.Status, Data, Bool) {
         var headers = HTTPFields()
         headers[.authorization] = "Bearer \(key)"
+        headers[.contentType] = type
         headers[HTTPField.Name("Idempotency-Key")!] = idempotencyKey
-        return try await execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: json)) { response in
+        return try await execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(bytes: body)) { response in
             (response.status, Data(response.body.readableBytesView), response.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
         }
     }
@@ -89,6 +99,53 @@ struct PaymentAPITests {
             #expect(try await client.send(.post, "/v1/transactions", key: fixture.other.secret, json: json).0 == .notFound)
             #expect(try await client.send(.post, "/v1/clients", key: fixture.shop.publishable, json: "{}").0 == .forbidden)
             #expect(try await client.send(.post, "/v1/transactions", key: fixture.shop.secret, json: json).0 == .created)
+        }
+    }
+
+    @Test("lists page: limit, has_more and starting_after walk every transaction and saved card once; bad cursors are clear errors")
+    func paging() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let (_, clientBody) = try await client.send(.post, "/v1/clients", key: fixture.shop.secret, json: "{}")
+            let clientID = try decode(IDBody.self, clientBody).id
+            var made: [String] = []
+            for number in ["4242424242424242", "5555555555554444", "5200828282828210", "6011111111111117", "4000056655665556"] {
+                let token = try await client.token(fixture, number: number)
+                let json = #"{"token": "\#(token)", "amount": 100, "currency": "EUR", "client": "\#(clientID)", "save_payment_method": true}"#
+                made.append(try decode(TransactionBody.self, try await client.charge(fixture, json).1).id)
+            }
+            for path in ["/v1/transactions?limit=2", "/v1/clients/\(clientID)/payment_methods?limit=2"] {
+                var seen: [String] = []
+                var pages: [Bool] = []
+                var uri = path
+                while pages.count < 5 {
+                    let (status, body) = try await client.send(.get, uri, key: fixture.shop.secret)
+                    #expect(status == .ok, "\(uri)")
+                    let page = try decode(ListBody<IDBody>.self, body)
+                    seen += page.data.map(\.id)
+                    pages.append(page.has_more)
+                    guard page.has_more, let last = page.data.last else { break }
+                    uri = path + "&starting_after=" + last.id
+                }
+                #expect(pages == [true, true, false], "\(path)")
+                #expect(seen.count == 5 && Set(seen).count == 5, "\(path)")
+                if path.hasPrefix("/v1/transactions") { #expect(seen == made.reversed(), "newest first") }
+            }
+            let (_, all) = try await client.send(.get, "/v1/transactions", key: fixture.shop.secret)
+            #expect(try decode(ListBody<IDBody>.self, all).has_more == false)
+            for (uri, param) in [
+                ("/v1/transactions?starting_after=tran_unknown", "starting_after"),
+                ("/v1/transactions?starting_after=", "starting_after"),
+                ("/v1/transactions?limit=1001", "limit"),
+                ("/v1/clients/\(clientID)/payment_methods?starting_after=pm_unknown", "starting_after"),
+            ] {
+                let (status, body) = try await client.send(.get, uri, key: fixture.shop.secret)
+                #expect(status == .badRequest || status == .notFound, "\(uri)")
+                #expect(try decode(ErrorBody.self, body).error.param == param, "\(uri)")
+            }
+            // Another merchant's transaction is no cursor.
+            let (elsewhere, _) = try await client.send(.get, "/v1/transactions?starting_after=\(made[0])", key: fixture.other.secret)
+            #expect(elsewhere == .notFound)
         }
     }
 
@@ -207,5 +264,74 @@ struct PaymentAPITests {
             let right = #"{"token": "\#(token)", "amount": 100, "currency": "EUR"}"#
             #expect(try await client.post("/v1/transactions", key: fixture.shop.secret, json: right, idempotencyKey: "k").0 == .created)
         }
+    }
+}
+
+@Suite("HTTP API: Idempotency-Key on every POST")
+struct IdempotencyAPITests {
+    /// Sends `json` twice under one key, then another body under the same key: the replay must
+    /// be the first answer, marked, and the other body refused.
+    static func replays(
+        _ client: some TestClientProtocol,
+        _ uri: String,
+        key: String,
+        json: String,
+        other: String
+    ) async throws -> Data {
+        let (first, firstBody, firstReplayed) = try await client.post(uri, key: key, json: json, idempotencyKey: "retry-\(uri)")
+        #expect(first == .created && !firstReplayed, "\(uri): \(String(decoding: firstBody, as: UTF8.self))")
+        let (second, secondBody, replayed) = try await client.post(uri, key: key, json: json, idempotencyKey: "retry-\(uri)")
+        #expect(second == .created && replayed && secondBody == firstBody, "\(uri) was run twice")
+        let (conflict, conflictBody, _) = try await client.post(uri, key: key, json: other, idempotencyKey: "retry-\(uri)")
+        #expect(conflict == .badRequest && (try? decode(ErrorBody.self, conflictBody).error.code) == "idempotency_key_reused", "\(uri)")
+        return firstBody
+    }
+
+    @Test("tokens, clients and refunds: a retry gets the first answer and makes nothing twice")
+    func everyPost() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let card = #"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030, "cvc": "123"}"#
+            let other = #"{"number": "5555555555554444", "exp_month": 12, "exp_year": 2030, "cvc": "123"}"#
+            let token = try decode(IDBody.self, try await Self.replays(client, "/v1/tokens", key: fixture.shop.publishable, json: card, other: other))
+                .id
+
+            let clientBody = try await Self.replays(
+                client,
+                "/v1/clients",
+                key: fixture.shop.secret,
+                json: #"{"email": "pat@example.com"}"#,
+                other: #"{"email": "sam@example.com"}"#
+            )
+            #expect(try decode(IDBody.self, clientBody).id.hasPrefix("client_"))
+
+            let (charged, chargeBody) = try await client.charge(fixture, #"{"token": "\#(token)", "amount": 1000, "currency": "EUR"}"#)
+            #expect(charged == .created, "the replayed token was not the one made")
+            let transaction = try decode(TransactionBody.self, chargeBody).id
+            _ = try await Self.replays(
+                client,
+                "/v1/transactions/\(transaction)/refunds",
+                key: fixture.shop.secret,
+                json: #"{"amount": 300}"#,
+                other: #"{"amount": 200}"#
+            )
+            let (_, after) = try await client.send(.get, "/v1/transactions/\(transaction)", key: fixture.shop.secret)
+            #expect(try decode(TransactionBody.self, after).amount_refunded == 300)
+        }
+    }
+
+    @Test("the store keeps a keyed digest of a request, not a plain hash that guessed card numbers could be tested against")
+    func keyedDigest() async throws {
+        let fixture = try await APIFixture()
+        let json = #"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030}"#
+        try await fixture.application().test(.router) { client in
+            let (status, _, _) = try await client.post("/v1/tokens", key: fixture.shop.publishable, json: json, idempotencyKey: "k1")
+            #expect(status == .created)
+        }
+        let store = try #require(fixture.vault.store as? SQLiteVaultStore)
+        let stored = try await store.database.read { db in try String.fetchAll(db, sql: "SELECT request_hash FROM idempotency_key") }
+        #expect(stored.count == 1)
+        let plain = SHA256.hash(data: Array("POST /v1/tokens\n\(json)".utf8)).map { String(format: "%02x", $0) }.joined()
+        #expect(stored.first?.count == 64 && stored.first != plain)
     }
 }

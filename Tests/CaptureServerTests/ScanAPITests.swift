@@ -46,6 +46,24 @@ struct ScanAPITests {
 
     static let scanner = Result { try CardScanner() }
 
+    @Test("a scan retried with its Idempotency-Key is the first scan, not a second one; another image under the key is refused")
+    func idempotentScan() async throws {
+        let fixture = try await APIFixture()
+        let image = try Self.bytes("Fixtures/cards/t012-flat-visa.png")
+        let other = try Self.bytes("Fixtures/cards/t026-flat-amex.png")
+        try await fixture.application(scanner: Self.scanner.get()).test(.router) { client in
+            let key = fixture.shop.publishable
+            let (first, firstBody, firstReplayed) = try await client.post("/v1/scans", key: key, body: image, type: "image/png", idempotencyKey: "s1")
+            #expect(first == .created && !firstReplayed)
+            let (second, secondBody, replayed) = try await client.post("/v1/scans", key: key, body: image, type: "image/png", idempotencyKey: "s1")
+            #expect(second == .created && replayed && secondBody == firstBody)
+            let (refused, _, _) = try await client.post("/v1/scans", key: key, body: other, type: "image/png", idempotencyKey: "s1")
+            #expect(refused == .badRequest)
+            let (_, metrics) = try await client.send(.get, "/metrics", key: nil)
+            #expect(String(decoding: metrics, as: UTF8.self).contains(#"scans_total{outcome="found"} 1"#), "the image was scanned twice")
+        }
+    }
+
     @Test("a card photo is read (number kept in the vault), made into a token once with its CVC, and the token pays")
     func scanTokenCharge() async throws {
         let fixture = try await APIFixture()

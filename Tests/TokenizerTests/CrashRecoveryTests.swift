@@ -137,7 +137,7 @@ struct CrashRecoveryTests {
         }
         #expect(again == body)
         #expect(runs.count == 0)
-        let all = try await restarted.transactions(merchantID: fixture.merchantID, client: nil)
+        let all = try await restarted.transactions(merchantID: fixture.merchantID, client: nil).items
         #expect(all.count == 1)
     }
 

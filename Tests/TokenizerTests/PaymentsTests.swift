@@ -26,6 +26,37 @@ struct PaymentsTests {
         #expect(try await payments.transaction(charge.id, merchantID: fixture.merchantID).refundedAmount == 1000)
     }
 
+    @Test("1,203 transactions made in one millisecond page out whole: each once, newest first, has_more until the last page")
+    func paging() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Payments(vault: fixture.vault)
+        // The test clock stands still: every transaction has the same created_at, so only the
+        // id orders them and a page boundary falls inside a run of equal times.
+        var made: [String] = []
+        for _ in 0..<1_203 {
+            let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
+            made.append(try await payments.charge(.init(token: token.id, amount: 100, currency: "EUR"), merchantID: fixture.merchantID).id)
+        }
+        var seen: [String] = []
+        var pages = 0
+        var cursor: String?
+        repeat {
+            let page = try await payments.transactions(merchantID: fixture.merchantID, client: nil, startingAfter: cursor, limit: 1000)
+            pages += 1
+            seen += page.items.map(\.id)
+            #expect(page.hasMore == (seen.count < made.count))
+            cursor = page.hasMore ? page.items.last?.id : nil
+        } while cursor != nil && pages < 10
+        #expect(pages == 2)
+        #expect(seen == made.sorted(by: >), "every transaction once, newest (greatest id) first")
+        let small = try await payments.transactions(merchantID: fixture.merchantID, client: nil, startingAfter: made[5], limit: 3)
+        #expect(small.items.map(\.id) == Array(made.sorted(by: >).drop { $0 >= made[5] }.prefix(3)) && small.hasMore)
+        let unknown = await #expect(throws: VaultError.self) {
+            try await payments.transactions(merchantID: fixture.merchantID, client: nil, startingAfter: "tran_none", limit: 3)
+        }
+        #expect(unknown?.code == .transactionNotFound && unknown?.param == "starting_after")
+    }
+
     @Test("16 concurrent requests with one idempotency key: one runs, the rest wait their turn or replay it")
     func concurrentIdempotency() async throws {
         let folder = try temporaryFolder()

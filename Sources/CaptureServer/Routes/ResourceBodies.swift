@@ -126,9 +126,22 @@ enum ResourceBodies {
         }
     }
 
+    /// A page of a list; `has_more` says whether another page follows (ask for it with the
+    /// last item's id as `starting_after`).
     struct List<Item: Encodable & Sendable>: ResponseEncodable {
         let object = "list"
         let data: [Item]
+        let hasMore: Bool
+
+        init<Record>(_ page: Page<Record>, _ transform: (Record) -> Item) {
+            data = page.items.map(transform)
+            hasMore = page.hasMore
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case object, data
+            case hasMore = "has_more"
+        }
     }
 
     struct Deleted: ResponseEncodable {

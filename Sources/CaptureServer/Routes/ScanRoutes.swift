@@ -14,6 +14,7 @@ struct ScanRoutes {
     let vault: Vault
     let scanning: Scanning?
     let metrics: APIMetrics
+    let idempotent: IdempotentRequests
 
     func add(to group: RouterGroup<APIContext>) {
         group.post("scans", use: create)
@@ -53,7 +54,7 @@ struct ScanRoutes {
         }
     }
 
-    struct ScanBody: ResponseEncodable {
+    struct ScanBody: Encodable {
         let id: String
         let object = "scan"
         let status: String
@@ -83,7 +84,7 @@ struct ScanRoutes {
     /// The media types a scan's body may have: a PNG, or bytes the decoder will judge.
     static let acceptedTypes: Set<String> = ["image/png", "application/octet-stream"]
 
-    @Sendable func create(_ request: Request, context: APIContext) async throws -> EditedResponse<ScanBody> {
+    @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
         let merchantID = try context.merchantID()
         let mediaType = request.headers[.contentType]?.split(separator: ";").first.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
@@ -105,20 +106,21 @@ struct ScanRoutes {
             )
         }
         let limit = context.maxUploadSize
-        let result = try await scanning.holdingPlace {
+        return try await scanning.holdingPlace {
             let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: Self.tooLarge(limit)).readableBytesView)
-            let start = ContinuousClock.now
-            do {
-                let result = try await scanning.scan(bytes)
-                metrics.scan(outcome: result.status.rawValue, duration: .now - start)
-                return result
-            } catch let error as OCRError {
-                metrics.scan(outcome: error.code.rawValue, duration: .now - start)
-                throw Self.apiError(error)
+            return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
+                let start = ContinuousClock.now
+                let result: ScanResult
+                do {
+                    result = try await scanning.scan(bytes)
+                    metrics.scan(outcome: result.status.rawValue, duration: .now - start)
+                } catch let error as OCRError {
+                    metrics.scan(outcome: error.code.rawValue, duration: .now - start)
+                    throw Self.apiError(error)
+                }
+                let scan = try await vault.recordScan(for: merchantID, result: result)
+                return (.created, try APIJSON.encoder.encode(ScanBody(scan)))
             }
-        }
-        return try await APIError.mapping {
-            EditedResponse(status: .created, response: ScanBody(try await vault.recordScan(for: merchantID, result: result)))
         }
     }
 

@@ -7,6 +7,7 @@ import Tokenizer
 struct TokenRoutes {
     let vault: Vault
     let metrics: APIMetrics
+    let idempotent: IdempotentRequests
     /// Token creation with a publishable key, per key and client address; nil for no limit.
     let limiter: RateLimiter?
 
@@ -93,7 +94,17 @@ struct TokenRoutes {
     @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
         let merchantID = try context.merchantID()
         try checkRate(context)
-        let body = try await APIBody.decode(CreateBody.self, from: request)
+        let bytes = try await APIBody.collectJSON(request)
+        return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
+            let body = try APIBody.decode(CreateBody.self, from: bytes)
+            let (token, source) = try await create(body, merchantID: merchantID)
+            metrics.tokenCreated(from: source)
+            return (.created, Data(TokenBody(token).json().finish()))
+        }
+    }
+
+    /// The token for a card or a scan, and which it was.
+    private func create(_ body: CreateBody, merchantID: String) async throws -> (Token, String) {
         let expiry = try body.expiry()
         if let scan = body.scan {
             guard body.number == nil else {
@@ -105,28 +116,21 @@ struct TokenRoutes {
                     param: "scan"
                 )
             }
-            return try await APIError.mapping {
-                let token = try await vault.createToken(
-                    for: merchantID,
-                    scan: scan,
-                    cvc: body.cvc,
-                    expiry: expiry,
-                    holder: body.holder,
-                    amount: body.amount,
-                    currency: body.currency
-                )
-                metrics.tokenCreated(from: "scan")
-                return TokenBody(token).json().response(status: .created)
-            }
+            let token = try await vault.createToken(
+                for: merchantID,
+                scan: scan,
+                cvc: body.cvc,
+                expiry: expiry,
+                holder: body.holder,
+                amount: body.amount,
+                currency: body.currency
+            )
+            return (token, "scan")
         }
         guard let number = body.number else { throw CreateBody.missing("number", "number is required (or scan, the id of a scan)") }
         guard let expiry else { throw CreateBody.missing("exp_month", "exp_month and exp_year are required with a card number") }
         let card = CardInput(number: number, expMonth: expiry.month, expYear: expiry.year, cvc: body.cvc, holder: body.holder)
-        return try await APIError.mapping {
-            let token = try await vault.createToken(for: merchantID, card: card, amount: body.amount, currency: body.currency)
-            metrics.tokenCreated(from: "card")
-            return TokenBody(token).json().response(status: .created)
-        }
+        return (try await vault.createToken(for: merchantID, card: card, amount: body.amount, currency: body.currency), "card")
     }
 
     /// Takes one from the caller's bucket before the body is read: a refused card counts

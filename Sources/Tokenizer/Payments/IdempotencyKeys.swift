@@ -1,5 +1,4 @@
 import CardCapture
-import Crypto
 public import Foundation
 
 /// Safe retries: a request sent again with the same `Idempotency-Key` gets the first answer
@@ -36,7 +35,8 @@ public struct IdempotencyKeys: Sendable {
     ///
     /// - Parameters:
     ///   - key: the caller's key (1 to 255 characters).
-    ///   - request: what identifies the request: method, path and body.
+    ///   - request: what identifies the request: method, path and body. The store keeps only
+    ///     its keyed digest.
     ///   - recover: the answer for a key whose first request died after it recorded the
     ///     charge with this transaction id (given to requests that record charges).
     ///   - operation: does the work and gives the answer to store. When it throws, the key is
@@ -48,7 +48,7 @@ public struct IdempotencyKeys: Sendable {
         recover: ((String) async throws -> (status: Int, body: Data))? = nil,
         _ operation: () async throws -> (status: Int, body: Data)
     ) async throws -> Result {
-        let hash = KeyRing.hex(SHA256.hash(data: request))
+        let hash = vault.keys.requestDigest(request)
         let now = vault.configuration.now()
         let store = vault.store
         let claim = try await vault.storing("claim the idempotency key") { [window, lease] in

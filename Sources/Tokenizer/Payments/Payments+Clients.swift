@@ -33,11 +33,31 @@ extension Payments {
         return client
     }
 
-    /// A client's saved cards, oldest first.
-    public func paymentMethods(client id: String, merchantID: String) async throws(VaultError) -> [PaymentMethod] {
+    /// A client's saved cards, oldest first, a page at a time: at most `limit`, after the
+    /// payment method `startingAfter` when it is given.
+    public func paymentMethods(
+        client id: String,
+        merchantID: String,
+        startingAfter: String? = nil,
+        limit: Int = 100
+    ) async throws(VaultError) -> Page<PaymentMethod> {
         try await requireClient(id, merchantID: merchantID)
-        return try await storing("list payment methods") { try await store.paymentMethods(clientID: id, merchantID: merchantID) }
-            .map(PaymentMethod.init)
+        var after: PaymentMethodRecord?
+        if let startingAfter {
+            let found = try await storing("read the payment method") { try await store.paymentMethod(id: startingAfter, merchantID: merchantID) }
+            guard let found, found.clientID == id else {
+                throw VaultError(
+                    .paymentMethodNotFound,
+                    "no payment method \(startingAfter.prefix(40)) of this client to start after",
+                    param: "starting_after"
+                )
+            }
+            after = found
+        }
+        let records = try await storing("list payment methods") {
+            try await store.paymentMethods(clientID: id, merchantID: merchantID, after: after, limit: limit + 1)
+        }
+        return Page(records.map(PaymentMethod.init), limit: limit)
     }
 
     /// Deletes a saved card and its sealed data.
@@ -88,10 +108,31 @@ extension Payments {
         return transaction
     }
 
-    /// The merchant's transactions, newest first; one client's when `client` is given.
-    public func transactions(merchantID: String, client: String?, limit: Int = 100) async throws(VaultError) -> [TransactionRecord] {
+    /// The merchant's transactions, newest first, a page at a time: at most `limit`, after the
+    /// transaction `startingAfter` when it is given; one client's when `client` is given.
+    public func transactions(
+        merchantID: String,
+        client: String?,
+        startingAfter: String? = nil,
+        limit: Int = 100
+    ) async throws(VaultError) -> Page<TransactionRecord> {
         if let client { try await requireClient(client, merchantID: merchantID) }
-        return try await storing("list transactions") { try await store.transactions(merchantID: merchantID, clientID: client, limit: limit) }
+        var after: TransactionRecord?
+        if let startingAfter {
+            let found = try await storing("read the transaction") { try await store.transaction(id: startingAfter, merchantID: merchantID) }
+            guard let found else {
+                throw VaultError(
+                    .transactionNotFound,
+                    "no transaction \(startingAfter.prefix(40)) for this merchant to start after",
+                    param: "starting_after"
+                )
+            }
+            after = found
+        }
+        let records = try await storing("list transactions") {
+            try await store.transactions(merchantID: merchantID, clientID: client, after: after, limit: limit + 1)
+        }
+        return Page(records, limit: limit)
     }
 
     /// Gives back all that is left of a transaction, or `amount` of it; never more than was

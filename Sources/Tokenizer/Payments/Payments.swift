@@ -71,3 +71,16 @@ public struct Payments: Sendable {
         try await vault.storing(what, operation)
     }
 }
+
+/// One page of a list: its items, and whether more follow (ask again with the last item's id
+/// as `starting_after`).
+public struct Page<Item: Sendable>: Sendable {
+    public let items: [Item]
+    public let hasMore: Bool
+
+    /// The page of `fetched`, read with one more than `limit` to learn whether more follow.
+    init(_ fetched: [Item], limit: Int) {
+        items = Array(fetched.prefix(limit))
+        hasMore = fetched.count > limit
+    }
+}

@@ -40,12 +40,16 @@ extension SQLiteVaultStore {
         }
     }
 
-    public func paymentMethods(clientID: String, merchantID: String) async throws -> [PaymentMethodRecord] {
+    public func paymentMethods(clientID: String, merchantID: String, after: PaymentMethodRecord?, limit: Int) async throws -> [PaymentMethodRecord] {
         try await database.read { db in
-            try PaymentMethodRecord
-                .filter(Column("client_id") == clientID && Column("merchant_id") == merchantID)
-                .order(Column("created_at"))
-                .fetchAll(db)
+            var request = PaymentMethodRecord.filter(Column("client_id") == clientID && Column("merchant_id") == merchantID)
+            if let after {
+                // Pages by (created_at, id): a record made in the same millisecond as the last
+                // one shown is neither skipped nor shown twice.
+                let created = Column("created_at")
+                request = request.filter(created > after.createdAt || (created == after.createdAt && Column("id") > after.id))
+            }
+            return try request.order(Column("created_at"), Column("id")).limit(limit).fetchAll(db)
         }
     }
 
@@ -113,11 +117,15 @@ extension SQLiteVaultStore {
         }
     }
 
-    public func transactions(merchantID: String, clientID: String?, limit: Int) async throws -> [TransactionRecord] {
+    public func transactions(merchantID: String, clientID: String?, after: TransactionRecord?, limit: Int) async throws -> [TransactionRecord] {
         try await database.read { db in
             var request = TransactionRecord.filter(Column("merchant_id") == merchantID)
             if let clientID { request = request.filter(Column("client_id") == clientID) }
-            return try request.order(Column("created_at").desc, Column("id")).limit(limit).fetchAll(db)
+            if let after {
+                let created = Column("created_at")
+                request = request.filter(created < after.createdAt || (created == after.createdAt && Column("id") < after.id))
+            }
+            return try request.order(Column("created_at").desc, Column("id").desc).limit(limit).fetchAll(db)
         }
     }
 

@@ -158,6 +158,11 @@ extension SQLiteVaultStore {
                     """
             )
         }
+        migrator.registerMigration("v8: paged lists") { db in
+            // Lists page newest first by (created_at, id): one index walk per page, however
+            // many transactions a merchant has.
+            try db.execute(sql: #"CREATE INDEX transaction_by_merchant_time ON "transaction" (merchant_id, created_at, id)"#)
+        }
         return migrator
     }
 }

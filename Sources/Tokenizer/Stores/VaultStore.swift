@@ -71,7 +71,9 @@ public protocol VaultStore: Sendable {
     /// (fingerprint) already, that one with its expiry and sealed card brought up to date.
     func savePaymentMethod(_ method: PaymentMethodRecord) async throws -> PaymentMethodRecord
     func paymentMethod(id: String, merchantID: String) async throws -> PaymentMethodRecord?
-    func paymentMethods(clientID: String, merchantID: String) async throws -> [PaymentMethodRecord]
+    /// A client's payment methods, oldest first: at most `limit`, those after `after` (the last
+    /// of the previous page) when it is given.
+    func paymentMethods(clientID: String, merchantID: String, after: PaymentMethodRecord?, limit: Int) async throws -> [PaymentMethodRecord]
     /// Deletes a payment method and its sealed card; false when there was none.
     func deletePaymentMethod(id: String, merchantID: String) async throws -> Bool
 
@@ -82,8 +84,9 @@ public protocol VaultStore: Sendable {
     /// Transactions still `pending` that were created before `date`, oldest first.
     func pendingTransactions(createdBefore date: Date, limit: Int) async throws -> [TransactionRecord]
     func transaction(id: String, merchantID: String) async throws -> TransactionRecord?
-    /// A merchant's transactions, newest first, optionally one client's only.
-    func transactions(merchantID: String, clientID: String?, limit: Int) async throws -> [TransactionRecord]
+    /// A merchant's transactions, newest first, optionally one client's only: at most `limit`,
+    /// those after `after` (the last of the previous page) when it is given.
+    func transactions(merchantID: String, clientID: String?, after: TransactionRecord?, limit: Int) async throws -> [TransactionRecord]
     /// Adds a refund and raises the transaction's refunded amount, atomically, only while
     /// the refunded total stays within the amount; nil (and nothing written) otherwise.
     func insertRefund(_ refund: RefundRecord) async throws -> TransactionRecord?

@@ -21,6 +21,7 @@ public struct KeyRing: Sendable {
         case fingerprint = "fingerprint-v1"
         case apiKey = "api-key-v1"
         case keyID = "key-id-v1"
+        case request = "request-v1"
     }
 
     /// Names the master key without revealing anything of it: `key_` and 16 hex digits.
@@ -33,6 +34,7 @@ public struct KeyRing: Sendable {
     /// key's padding blocks hashed again) on every request.
     private let fingerprintMAC: HMAC<SHA256>
     private let apiKeyMAC: HMAC<SHA256>
+    private let requestMAC: HMAC<SHA256>
 
     public init(masterKey: SymmetricKey) {
         func derive(_ purpose: Purpose, bytes: Int = 32) -> SymmetricKey {
@@ -49,6 +51,7 @@ public struct KeyRing: Sendable {
         self.apiKeyKey = derive(.apiKey)
         self.fingerprintMAC = HMAC(key: fingerprintKey)
         self.apiKeyMAC = HMAC(key: apiKeyKey)
+        self.requestMAC = HMAC(key: derive(.request))
         self.keyID = "key_" + derive(.keyID, bytes: 8).withUnsafeBytes { Self.hex($0) }
     }
 
@@ -85,6 +88,15 @@ public struct KeyRing: Sendable {
         return Self.hex(mac.finalize())
     }
 
+    /// What the store keeps of a request sent with an Idempotency-Key, to know it again: a
+    /// keyed hash (HMAC-SHA256), hex. A token request's body holds a card number, and a plain
+    /// hash of it could be tested against guessed numbers.
+    func requestDigest(_ request: [UInt8]) -> String {
+        var mac = requestMAC
+        mac.update(data: request)
+        return Self.hex(mac.finalize())
+    }
+
     /// What the store keeps of an API key: a keyed hash (HMAC-SHA256), hex. A copy of the
     /// database alone does not let anyone test guessed keys.
     func apiKeyDigest(_ key: String) -> String {
@@ -109,7 +121,7 @@ public struct KeyRing: Sendable {
         case .card: cardKey
         case .cvc: cvcKey
         case .apiKey: apiKeyKey
-        case .fingerprint, .keyID: fingerprintKey
+        case .fingerprint, .keyID, .request: fingerprintKey
         }
     }
 

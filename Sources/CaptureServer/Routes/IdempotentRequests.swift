@@ -1,0 +1,76 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Tokenizer
+
+/// `Idempotency-Key` on every POST: a request sent again with the same key and body gets the
+/// first answer (`Idempotent-Replayed: true`) and runs nothing twice; another body with the key
+/// is 400 `idempotency_key_reused`; a key whose request is still running is 409
+/// `idempotency_key_in_use`. Without the header a request simply runs.
+struct IdempotentRequests: Sendable {
+    let keys: IdempotencyKeys
+
+    static let keyHeader = HTTPField.Name("Idempotency-Key")!
+    static let replayedHeader = HTTPField.Name("Idempotent-Replayed")!
+
+    /// Runs `operation` once per key for the request whose body is `body`.
+    ///
+    /// - Parameter recover: for requests that record charges: the answer for a key whose first
+    ///   request died after recording the charge with this transaction id.
+    func run(
+        _ request: Request,
+        merchantID: String,
+        body: [UInt8],
+        recover: ((String) async throws -> (HTTPResponse.Status, Data))? = nil,
+        _ operation: () async throws -> (HTTPResponse.Status, Data)
+    ) async throws -> Response {
+        guard let key = request.headers[Self.keyHeader] else {
+            let (status, answer) = try await APIError.mapping { try await operation() }
+            return Self.response(status, answer, replayed: false)
+        }
+        guard (1...255).contains(key.utf8.count) else {
+            throw APIError(.badRequest, .idempotency, code: "idempotency_key_invalid", message: "Idempotency-Key must be 1 to 255 characters")
+        }
+        let identity = Array("\(request.method.rawValue) \(request.uri.path)\n".utf8) + body
+        let result = try await APIError.mapping {
+            try await keys.run(
+                merchantID: merchantID,
+                key: key,
+                request: identity,
+                recover: recover.map { recover in
+                    { id in
+                        let (status, answer) = try await recover(id)
+                        return (Int(status.code), answer)
+                    }
+                }
+            ) {
+                let (status, answer) = try await operation()
+                return (Int(status.code), answer)
+            }
+        }
+        switch result {
+        case .answered(let status, let answer, let replayed):
+            return Self.response(HTTPResponse.Status(code: status), answer, replayed: replayed)
+        case .mismatch:
+            throw APIError(
+                .badRequest,
+                .idempotency,
+                code: "idempotency_key_reused",
+                message: "this Idempotency-Key was used with another request in the last 24 hours; use a new key for a new request"
+            )
+        case .inProgress:
+            throw APIError(
+                .conflict,
+                .idempotency,
+                code: "idempotency_key_in_use",
+                message: "a request with this Idempotency-Key is still running; retry when it has finished"
+            )
+        }
+    }
+
+    static func response(_ status: HTTPResponse.Status, _ body: Data, replayed: Bool) -> Response {
+        var headers = HTTPFields()
+        if replayed { headers[Self.replayedHeader] = "true" }
+        return APIJSON.response(status, body, headers: headers)
+    }
+}
