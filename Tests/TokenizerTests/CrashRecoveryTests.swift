@@ -211,4 +211,44 @@ struct CrashRecoveryTests {
         let second = try await restarted.authorize(try request("tran_three"))
         #expect(try await SandboxProcessor(journal: path).outcome(ofAuthorization: "tran_three") == second)
     }
+
+    @Test("200 concurrent authorizations, each reference sent twice, share the journal's syncs: one line per reference, all read back")
+    func sandboxJournalUnderLoad() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("vault.sqlite.sandbox").path
+        let sandbox = try SandboxProcessor(journal: path)
+        let numbers = ["4242424242424242", "4000000000000002"]
+        let answers = try await withThrowingTaskGroup(of: (String, AuthorizationOutcome).self) { group in
+            for index in 0..<400 {
+                let reference = "tran_\(index / 2)"
+                let pan = try PAN(numbers[(index / 2) % 2])
+                group.addTask {
+                    let request = AuthorizationRequest(
+                        reference: reference,
+                        pan: pan,
+                        expiry: try Expiry(month: 12, year: 2030),
+                        cvc: nil,
+                        amount: 1000,
+                        currency: try Currency("EUR"),
+                        holder: nil
+                    )
+                    return (reference, try await sandbox.authorize(request))
+                }
+            }
+            var all: [(String, AuthorizationOutcome)] = []
+            for try await answer in group { all.append(answer) }
+            return all
+        }
+        let byReference = Dictionary(grouping: answers, by: \.0)
+        #expect(byReference.count == 200)
+        #expect(byReference.values.allSatisfy { $0.count == 2 && $0[0].1 == $0[1].1 }, "a reference answered two ways")
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 200, "one journal line per reference")
+        let restarted = try SandboxProcessor(journal: path)
+        for (reference, pair) in byReference {
+            #expect(try await restarted.outcome(ofAuthorization: reference) == pair[0].1)
+        }
+        #expect(try await restarted.outcome(ofAuthorization: "tran_1") == .declined(code: "card_declined"))
+    }
 }

@@ -58,7 +58,7 @@ public struct SandboxProcessor: Processor {
 
     public func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome {
         if latency > .zero { try await Task.sleep(for: latency / 2) }
-        let outcome = try ledger.record(request.reference) {
+        let outcome = try await ledger.record(request.reference) {
             Self.outcomes[request.pan.revealed] ?? .succeeded(reference: "sandbox_" + ObjectID.random(.transaction).rawValue.dropFirst(5))
         }
         // The card is charged: the answer is given, whatever happens to the waiting caller.
@@ -74,16 +74,12 @@ public struct SandboxProcessor: Processor {
 
     /// The authorizations seen, by reference, and the journal they are written to.
     final class Ledger: Sendable {
-        private let journal: Int32?
+        private let journal: Journal?
         private let entries: Mutex<[String: AuthorizationOutcome]>
 
         init(journal: Int32?, entries: [String: AuthorizationOutcome]) {
-            self.journal = journal
+            self.journal = journal.map(Journal.init)
             self.entries = Mutex(entries)
-        }
-
-        deinit {
-            if let journal { close(journal) }
         }
 
         func outcome(of reference: String) -> AuthorizationOutcome? {
@@ -91,20 +87,94 @@ public struct SandboxProcessor: Processor {
         }
 
         /// The outcome already recorded for `reference`, or `decide()`'s, recorded (and synced
-        /// to the journal) before it is returned.
-        func record(_ reference: String, decide: () -> AuthorizationOutcome) throws -> AuthorizationOutcome {
-            try entries.withLock { entries throws -> AuthorizationOutcome in
-                if let known = entries[reference] { return known }
-                let outcome = decide()
-                if let journal {
-                    let line = Array((Self.line(reference, outcome) + "\n").utf8)
-                    let written = line.withUnsafeBytes { write(journal, $0.baseAddress, $0.count) }
-                    guard written == line.count, fsync(journal) == 0 else {
-                        throw SandboxJournalError(path: "the sandbox journal", errno: errno)
+        /// to the journal) before it is returned. A reference seen before is answered once its
+        /// first line is synced too.
+        func record(_ reference: String, decide: () -> AuthorizationOutcome) async throws -> AuthorizationOutcome {
+            guard let journal else {
+                return entries.withLock { entries in
+                    if let known = entries[reference] { return known }
+                    let outcome = decide()
+                    entries[reference] = outcome
+                    return outcome
+                }
+            }
+            var decided: (outcome: AuthorizationOutcome, new: Bool)?
+            do {
+                try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+                    // The line is queued under the entries' lock, so a second call for the
+                    // reference queues its wait behind the first one's line.
+                    entries.withLock { entries in
+                        if let known = entries[reference] {
+                            decided = (known, false)
+                            journal.append([], then: continuation)
+                        } else {
+                            let outcome = decide()
+                            entries[reference] = outcome
+                            decided = (outcome, true)
+                            journal.append(Array((Self.line(reference, outcome) + "\n").utf8), then: continuation)
+                        }
                     }
                 }
-                entries[reference] = outcome
-                return outcome
+            } catch {
+                // Never answered, never charged: forget it, as a processor that lost the call would.
+                if decided?.new == true { _ = entries.withLock { $0.removeValue(forKey: reference) } }
+                throw error
+            }
+            guard let decided else { preconditionFailure("the journal answered before the outcome was decided") }
+            return decided.outcome
+        }
+
+        /// Lines appended to the journal file and synced in groups, on a thread of their own:
+        /// the lines that arrive during one write and sync go out together in the next, so
+        /// concurrent authorizations share a sync, and no sync blocks the async threads.
+        final class Journal: Sendable {
+            private struct State {
+                var waiting: [(line: [UInt8], continuation: UnsafeContinuation<Void, any Error>)] = []
+                var writing = false
+            }
+
+            private let descriptor: Int32
+            private let state = Mutex(State())
+            private let queue = DispatchQueue(label: "sandbox-journal")
+
+            init(descriptor: Int32) {
+                self.descriptor = descriptor
+            }
+
+            deinit {
+                close(descriptor)
+            }
+
+            /// Queues `line` (empty: nothing to add, only wait for what is queued before) and
+            /// resumes `continuation` once it is on disk.
+            func append(_ line: [UInt8], then continuation: UnsafeContinuation<Void, any Error>) {
+                let starts = state.withLock { state in
+                    state.waiting.append((line, continuation))
+                    if state.writing { return false }
+                    state.writing = true
+                    return true
+                }
+                if starts { queue.async { self.writeWaiting() } }
+            }
+
+            private func writeWaiting() {
+                while true {
+                    let group = state.withLock { state in
+                        let group = state.waiting
+                        state.waiting.removeAll()
+                        if group.isEmpty { state.writing = false }
+                        return group
+                    }
+                    if group.isEmpty { return }
+                    let bytes = group.flatMap(\.line)
+                    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                    if written == bytes.count, fsync(descriptor) == 0 {
+                        for waiter in group { waiter.continuation.resume() }
+                    } else {
+                        let error = SandboxJournalError(path: "the sandbox journal", errno: errno)
+                        for waiter in group { waiter.continuation.resume(throwing: error) }
+                    }
+                }
             }
         }
 

@@ -86,18 +86,23 @@ extension SQLiteVaultStore {
 
     public func settleTransaction(_ settlement: Settlement) async throws -> TransactionRecord? {
         try await groupCommit.write { db in
+            // One statement that updates and hands back the row, kept by the connection: a
+            // query built for the read after the update was a tenth of the writer's time.
             let statement = try db.cachedStatement(
                 sql: """
                     UPDATE "transaction" SET status = ?, decline_code = ?, processor_reference = ?,
                       payment_method_id = COALESCE(?, payment_method_id)
                     WHERE id = ? AND status = 'pending'
+                    RETURNING *
                     """
             )
-            try statement.execute(arguments: [
-                settlement.status, settlement.declineCode, settlement.processorReference, settlement.paymentMethodID, settlement.transactionID,
-            ])
-            guard db.changesCount == 1 else { return nil }
-            return try TransactionRecord.fetchOne(db, key: settlement.transactionID)
+            return try TransactionRecord.fetchOne(
+                statement,
+                arguments: [
+                    settlement.status, settlement.declineCode, settlement.processorReference, settlement.paymentMethodID,
+                    settlement.transactionID,
+                ]
+            )
         }
     }
 
