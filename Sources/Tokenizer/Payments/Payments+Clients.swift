@@ -42,22 +42,18 @@ extension Payments {
         limit: Int = 100
     ) async throws(VaultError) -> Page<PaymentMethod> {
         try await requireClient(id, merchantID: merchantID)
-        var after: PaymentMethodRecord?
-        if let startingAfter {
-            let found = try await storing("read the payment method") { try await store.paymentMethod(id: startingAfter, merchantID: merchantID) }
-            guard let found, found.clientID == id else {
-                throw VaultError(
-                    .paymentMethodNotFound,
-                    "no payment method \(startingAfter.prefix(40)) of this client to start after",
-                    param: "starting_after"
-                )
-            }
-            after = found
-        }
-        let records = try await storing("list payment methods") {
-            try await store.paymentMethods(clientID: id, merchantID: merchantID, after: after, limit: limit + 1)
-        }
-        return Page(records.map(PaymentMethod.init), limit: limit)
+        let page = try await page(
+            after: startingAfter,
+            limit: limit,
+            find: { try await store.paymentMethod(id: $0, merchantID: merchantID).flatMap { $0.clientID == id ? $0 : nil } },
+            notFound: VaultError(
+                .paymentMethodNotFound,
+                "no payment method \(startingAfter?.prefix(40) ?? "") of this client to start after",
+                param: "starting_after"
+            ),
+            fetch: { try await store.paymentMethods(clientID: id, merchantID: merchantID, after: $0, limit: $1) }
+        )
+        return Page(items: page.items.map(PaymentMethod.init), hasMore: page.hasMore)
     }
 
     /// Deletes a saved card and its sealed data.
@@ -117,22 +113,35 @@ extension Payments {
         limit: Int = 100
     ) async throws(VaultError) -> Page<TransactionRecord> {
         if let client { try await requireClient(client, merchantID: merchantID) }
-        var after: TransactionRecord?
+        return try await page(
+            after: startingAfter,
+            limit: limit,
+            find: { try await store.transaction(id: $0, merchantID: merchantID) },
+            notFound: VaultError(
+                .transactionNotFound,
+                "no transaction \(startingAfter?.prefix(40) ?? "") for this merchant to start after",
+                param: "starting_after"
+            ),
+            fetch: { try await store.transactions(merchantID: merchantID, clientID: client, after: $0, limit: $1) }
+        )
+    }
+
+    /// A page of `limit` records after the one whose id is `startingAfter` (`find` looks it up;
+    /// `notFound` when it is not there), read one longer to learn whether more follow.
+    private func page<Record: Sendable>(
+        after startingAfter: String?,
+        limit: Int,
+        find: (String) async throws -> Record?,
+        notFound: VaultError,
+        fetch: (Record?, Int) async throws -> [Record]
+    ) async throws(VaultError) -> Page<Record> {
+        var after: Record?
         if let startingAfter {
-            let found = try await storing("read the transaction") { try await store.transaction(id: startingAfter, merchantID: merchantID) }
-            guard let found else {
-                throw VaultError(
-                    .transactionNotFound,
-                    "no transaction \(startingAfter.prefix(40)) for this merchant to start after",
-                    param: "starting_after"
-                )
-            }
+            guard let found = try await storing("read the object to start after", { try await find(startingAfter) }) else { throw notFound }
             after = found
         }
-        let records = try await storing("list transactions") {
-            try await store.transactions(merchantID: merchantID, clientID: client, after: after, limit: limit + 1)
-        }
-        return Page(records, limit: limit)
+        let records = try await storing("read the list") { try await fetch(after, limit + 1) }
+        return Page(items: Array(records.prefix(limit)), hasMore: records.count > limit)
     }
 
     /// Gives back all that is left of a transaction, or `amount` of it; never more than was

@@ -78,9 +78,8 @@ public struct Page<Item: Sendable>: Sendable {
     public let items: [Item]
     public let hasMore: Bool
 
-    /// The page of `fetched`, read with one more than `limit` to learn whether more follow.
-    init(_ fetched: [Item], limit: Int) {
-        items = Array(fetched.prefix(limit))
-        hasMore = fetched.count > limit
+    init(items: [Item], hasMore: Bool) {
+        self.items = items
+        self.hasMore = hasMore
     }
 }
