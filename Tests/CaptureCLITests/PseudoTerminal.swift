@@ -16,6 +16,8 @@ final class PseudoTerminal {
     private final class Output: Sendable {
         let bytes = Mutex<[UInt8]>([])
         let stopped = Atomic<Bool>(false)
+        /// Signalled by the reading thread as it ends: only then may the terminal be closed.
+        let finished = DispatchSemaphore(value: 0)
     }
 
     private let output = Output()
@@ -50,6 +52,7 @@ final class PseudoTerminal {
                 let count = read(master, &chunk, chunk.count)
                 if count > 0 { output.bytes.withLock { $0 += chunk[0..<count] } }
             }
+            output.finished.signal()
         }
         reader.start()
         try process.run()
@@ -58,6 +61,10 @@ final class PseudoTerminal {
     deinit {
         output.stopped.store(true, ordering: .relaxed)
         if process.isRunning { process.terminate() }
+        // The reader must be gone before its descriptor is closed: a number closed under it is
+        // soon another file's (Tesseract's trained data, opened by a test running beside), and
+        // its next poll and read took that file's bytes, so the other test's load failed.
+        output.finished.wait()
         close(master)
         close(slave)
     }
