@@ -98,30 +98,23 @@ public struct SandboxProcessor: Processor {
                     return outcome
                 }
             }
-            var decided: (outcome: AuthorizationOutcome, new: Bool)?
-            do {
-                try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                    // The line is queued under the entries' lock, so a second call for the
-                    // reference queues its wait behind the first one's line.
-                    entries.withLock { entries in
-                        if let known = entries[reference] {
-                            decided = (known, false)
-                            journal.append([], then: continuation)
-                        } else {
-                            let outcome = decide()
-                            entries[reference] = outcome
-                            decided = (outcome, true)
-                            journal.append(Array((Self.line(reference, outcome) + "\n").utf8), then: continuation)
-                        }
+            return try await withUnsafeThrowingContinuation { continuation in
+                // The line is queued under the entries' lock, so a second call for the
+                // reference queues its wait behind the first one's line.
+                entries.withLock { entries in
+                    if let known = entries[reference] {
+                        journal.append([]) { continuation.resume(with: $0.map { known }) }
+                        return
+                    }
+                    let outcome = decide()
+                    entries[reference] = outcome
+                    journal.append(Array((Self.line(reference, outcome) + "\n").utf8)) { written in
+                        // Never answered, never charged: forgotten, as by a processor that lost the call.
+                        if case .failure = written { _ = self.entries.withLock { $0.removeValue(forKey: reference) } }
+                        continuation.resume(with: written.map { outcome })
                     }
                 }
-            } catch {
-                // Never answered, never charged: forget it, as a processor that lost the call would.
-                if decided?.new == true { _ = entries.withLock { $0.removeValue(forKey: reference) } }
-                throw error
             }
-            guard let decided else { preconditionFailure("the journal answered before the outcome was decided") }
-            return decided.outcome
         }
 
         /// Lines appended to the journal file and synced in groups, on a thread of their own:
@@ -129,7 +122,7 @@ public struct SandboxProcessor: Processor {
         /// concurrent authorizations share a sync, and no sync blocks the async threads.
         final class Journal: Sendable {
             private struct State {
-                var waiting: [(line: [UInt8], continuation: UnsafeContinuation<Void, any Error>)] = []
+                var waiting: [(line: [UInt8], done: @Sendable (Result<Void, any Error>) -> Void)] = []
                 var writing = false
             }
 
@@ -146,10 +139,10 @@ public struct SandboxProcessor: Processor {
             }
 
             /// Queues `line` (empty: nothing to add, only wait for what is queued before) and
-            /// resumes `continuation` once it is on disk.
-            func append(_ line: [UInt8], then continuation: UnsafeContinuation<Void, any Error>) {
+            /// calls `done` once it is on disk, or with the error that kept it off.
+            func append(_ line: [UInt8], then done: @escaping @Sendable (Result<Void, any Error>) -> Void) {
                 let starts = state.withLock { state in
-                    state.waiting.append((line, continuation))
+                    state.waiting.append((line, done))
                     if state.writing { return false }
                     state.writing = true
                     return true
@@ -169,10 +162,10 @@ public struct SandboxProcessor: Processor {
                     let bytes = group.flatMap(\.line)
                     let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
                     if written == bytes.count, fsync(descriptor) == 0 {
-                        for waiter in group { waiter.continuation.resume() }
+                        for waiter in group { waiter.done(.success(())) }
                     } else {
                         let error = SandboxJournalError(path: "the sandbox journal", errno: errno)
-                        for waiter in group { waiter.continuation.resume(throwing: error) }
+                        for waiter in group { waiter.done(.failure(error)) }
                     }
                 }
             }

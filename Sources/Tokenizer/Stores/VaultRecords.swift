@@ -50,6 +50,13 @@ public struct APIKeyRecord: Sendable, Codable, Equatable {
         expiresAt.map { now < $0 } ?? true
     }
 
+    /// The record ended at `end`, or sooner if it ends sooner already (as the store keeps it).
+    func ending(at end: Date) -> APIKeyRecord {
+        var ended = self
+        ended.expiresAt = min(expiresAt ?? end, end)
+        return ended
+    }
+
     enum CodingKeys: String, CodingKey {
         case hash, kind, hint
         case merchantID = "merchant_id"

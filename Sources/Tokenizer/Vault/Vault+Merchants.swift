@@ -70,9 +70,7 @@ extension Vault {
         let now = configuration.now()
         try await storing("revoke the key") { try await store.updateAPIKeys(insert: [], expire: [record.hash], at: now) }
         knownKeys.forget(record.hash)
-        var revoked = record
-        revoked.expiresAt = min(record.expiresAt ?? now, now)
-        return revoked
+        return record.ending(at: now)
     }
 
     /// Issues new keys of the given kinds for a merchant (by name or id) and ends its working
@@ -94,12 +92,7 @@ extension Vault {
             .compactMap { $0 }
         try await storing("rotate the keys") { try await store.updateAPIKeys(insert: fresh, expire: retiring.map(\.hash), at: end) }
         for key in retiring { knownKeys.forget(key.hash) }
-        let retired = retiring.map { key in
-            var ended = key
-            ended.expiresAt = min(key.expiresAt ?? end, end)
-            return ended
-        }
-        return RotatedKeys(merchant: owner, publishable: publishable, secret: secret, retired: retired)
+        return RotatedKeys(merchant: owner, publishable: publishable, secret: secret, retired: retiring.map { $0.ending(at: end) })
     }
 
     /// The key record behind an API key, or nil for a key this vault never issued. A record
@@ -127,7 +120,7 @@ extension Vault {
         guard keys.apiKeyCode(code, matches: record.hash) else { return nil }
         let expected: APIKeyKind = apiKey.hasPrefix("pk_") ? .publishable : .secret
         guard record.kind == expected else { return nil }
-        if let end = record.expiresAt, end <= now {
+        if !record.isActive(at: now), let end = record.expiresAt {
             throw VaultError(
                 .apiKeyRevoked,
                 "this API key was revoked at \(StoreDate.iso8601(end)); use the merchant's current key (`capture-cli keys list` shows which are active)"
