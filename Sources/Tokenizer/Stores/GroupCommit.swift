@@ -27,15 +27,12 @@ final class GroupCommit: Sendable {
     }
 
     private let writer: any DatabaseWriter
-    /// Told of every successful commit (the background checkpoint counts them).
-    private let afterCommit: (@Sendable () -> Void)?
     private let state = Mutex(State())
     /// Most writes in one transaction, so one group cannot hold the lock for long.
     private let largestGroup = 256
 
-    init(writer: any DatabaseWriter, afterCommit: (@Sendable () -> Void)? = nil) {
+    init(writer: any DatabaseWriter) {
         self.writer = writer
-        self.afterCommit = afterCommit
     }
 
     /// Runs `body` in the next group's transaction and returns what it returned, once that
@@ -75,14 +72,14 @@ final class GroupCommit: Sendable {
                     return group
                 }
                 if group.isEmpty { return }
-                if Self.commit(group, db) { self.afterCommit?() }
+                Self.commit(group, db)
             }
         }
     }
 
     /// Runs the group in one transaction and answers every write: a failed write is answered
-    /// with its error and the rest run again without it. Whether anything was committed.
-    private static func commit(_ group: [Write], _ db: Database) -> Bool {
+    /// with its error and the rest run again without it.
+    private static func commit(_ group: [Write], _ db: Database) {
         var pending = group
         while !pending.isEmpty {
             var answers: [@Sendable () -> Void] = []
@@ -110,12 +107,11 @@ final class GroupCommit: Sendable {
             } catch {
                 try? rollBack(db)
                 for write in pending { write.fail(error) }
-                return false
+                return
             }
             for answer in answers { answer() }
-            return true
+            return
         }
-        return false
     }
 
     /// Undoes the open transaction, if a failed statement has not already ended it.
