@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh Debian machine:
-#   make run    install system packages, build, scan the bundled cards, tokenize and charge in the sandbox
+#   make run    install system packages, build release, scan the bundled cards, tokenize and charge in the sandbox
 #   make test   install system packages, build, run every test
 
 SWIFT ?= swift
@@ -16,7 +16,7 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-run: build
+run: deps
 	bash scripts/demo.sh
 
 test: deps lint

@@ -10,6 +10,7 @@ packages=(
     tesseract-ocr-eng
     tesseract-ocr
     libsqlite3-dev
+    python3
 )
 
 missing=()
