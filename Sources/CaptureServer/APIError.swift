@@ -90,13 +90,19 @@ public struct APIError: HTTPResponseError, Sendable {
     init(_ error: CardValidationError) {
         let param: String =
             switch error.code {
-            case .invalidExpiryMonth: "exp_month"
+            case .invalidExpiryMonth, .incompleteExpiry: "exp_month"
             case .invalidExpiryYear: "exp_year"
             case .expiredCard: "exp_year"
             case .invalidCVC: "cvc"
             default: "number"
             }
-        let code = error.code == .incompleteNumber ? "invalid_number" : error.code.rawValue
+        // The API takes whole cards: what a form would call incomplete is invalid here.
+        let code =
+            switch error.code {
+            case .incompleteNumber: "invalid_number"
+            case .incompleteExpiry: "invalid_expiry_month"
+            default: error.code.rawValue
+            }
         self.init(.badRequest, .card, code: code, message: error.message, param: param)
     }
 

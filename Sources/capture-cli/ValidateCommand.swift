@@ -12,7 +12,7 @@ struct ValidateCommand: ParsableCommand {
     @Option(help: "The card number; spaces and dashes are allowed.")
     var number: String?
 
-    @Option(help: "The expiry, as MM/YY, MM/YYYY, MMYY or YYYY-MM.")
+    @Option(help: "The expiry, as MM/YY, MM/YYYY, MMYY, M YYYY or YYYY-MM.")
     var expiry: String?
 
     @Option(help: "The card security code.")
@@ -36,10 +36,11 @@ struct ValidateCommand: ParsableCommand {
     func run() throws {
         let clock = asOf.flatMap(CalendarDate.init(iso8601:)).map(CardClock.fixed) ?? .system
         let result = CardValidator(clock: clock).validate(number: number, expiry: expiry, cvc: cvc)
+        let shown = ValidationJSON(result, expiryInput: expiry, today: clock.today())
         if json {
-            print(JSONLine.encode(ValidationJSON(result, expiryInput: expiry)))
+            print(JSONLine.encode(shown))
         } else {
-            for line in ValidationJSON(result, expiryInput: expiry).humanLines { print(line) }
+            for line in shown.humanLines { print(line) }
         }
         if !result.isValid { throw ExitCode(1) }
     }
@@ -50,8 +51,16 @@ struct ValidationJSON: Encodable {
     struct Number: Encodable {
         let valid: Bool
         let brand: String?
+        /// When several brands fit a number still too short to tell (`4`: visa, maestro, elo).
+        let possibleBrands: [String]?
         let panMasked: String?
         let error: ErrorJSON?
+
+        /// `possible_brands` as the issue tracker and the reference libraries' users know it.
+        enum CodingKeys: String, CodingKey {
+            case valid, brand, panMasked, error
+            case possibleBrands = "possible_brands"
+        }
     }
 
     struct ExpiryPart: Encodable {
@@ -71,12 +80,14 @@ struct ValidationJSON: Encodable {
     let cvc: CVCPart?
 
     /// - Parameter expiryInput: the expiry as given, so an expired card still shows its date.
-    init(_ result: CardValidator.Result, expiryInput: String?) {
-        let printed = expiryInput.flatMap { try? Expiry.parse($0) }
+    init(_ result: CardValidator.Result, expiryInput: String?, today: CalendarDate) {
+        let printed = expiryInput.flatMap { Expiry.fields(of: $0, today: today) }
+        let possible = result.possibleBrands.isEmpty ? nil : result.possibleBrands.map(\.id)
         number = result.number.map { outcome in
             switch outcome {
-            case .success(let pan): Number(valid: true, brand: pan.brand.id, panMasked: pan.masked, error: nil)
-            case .failure(let error): Number(valid: false, brand: result.brand?.id, panMasked: nil, error: ErrorJSON(error))
+            case .success(let pan): Number(valid: true, brand: pan.brand.id, possibleBrands: nil, panMasked: pan.masked, error: nil)
+            case .failure(let error):
+                Number(valid: false, brand: result.brand?.id, possibleBrands: possible, panMasked: nil, error: ErrorJSON(error))
             }
         }
         expiry = result.expiry.map { outcome in
@@ -101,7 +112,13 @@ struct ValidationJSON: Encodable {
             if number.valid {
                 lines.append("number: valid \(number.brand ?? "") \(number.panMasked ?? "")")
             } else {
-                lines.append("number: invalid (\(number.error?.code ?? "")): \(number.error?.message ?? "")")
+                var line = "number: invalid (\(number.error?.code ?? "")): \(number.error?.message ?? "")"
+                if let brand = number.brand {
+                    line += " [\(brand)]"
+                } else if let possible = number.possibleBrands {
+                    line += " [could be \(possible.joined(separator: ", "))]"
+                }
+                lines.append(line)
             }
         }
         if let expiry {

@@ -36,7 +36,7 @@ struct ValidateCommandTests {
     @Test("an invalid part exits 1 with its code and message")
     func invalid() throws {
         let output = try CLIRunner.run([
-            "validate", "--number", "4111111111111112", "--expiry", "03/24", "--cvc", "12", "--as-of", "2026-11-21", "--json",
+            "validate", "--number", "4111111111111111111", "--expiry", "03/24", "--cvc", "12", "--as-of", "2026-11-21", "--json",
         ])
         #expect(output.status == 1)
         let json = try output.json()
@@ -48,7 +48,27 @@ struct ValidateCommandTests {
         #expect((expiry["error"] as? [String: Any])?["message"] as? String == "this card expired in 03/24; use a card that is still valid")
         #expect(expiry["month"] as? Int == 3 && expiry["year"] as? Int == 2024)
         #expect(((json["cvc"] as? [String: Any])?["error"] as? [String: Any])?["code"] as? String == "invalid_cvc")
-        #expect(!output.stdout.contains("4111111111111112"))
+        #expect(!output.stdout.contains("4111111111111111111"))
+    }
+
+    @Test("a number too short to tell its brand names the brands it can be; an incomplete expiry says so")
+    func partial() throws {
+        let output = try CLIRunner.run(["validate", "--number", "4", "--expiry", "12 2", "--as-of", "2026-11-21", "--json"])
+        #expect(output.status == 1)
+        let json = try output.json()
+        let number = try #require(json["number"] as? [String: Any])
+        #expect(number["brand"] == nil)
+        #expect(number["possible_brands"] as? [String] == ["visa", "maestro", "elo"])
+        #expect((number["error"] as? [String: Any])?["code"] as? String == "incomplete_number")
+        let expiry = try #require(json["expiry"] as? [String: Any])
+        #expect((expiry["error"] as? [String: Any])?["code"] as? String == "incomplete_expiry")
+        let one = try CLIRunner.run(["validate", "--number", "41", "--json"]).json()
+        #expect((one["number"] as? [String: Any])?["brand"] as? String == "visa")
+        #expect((one["number"] as? [String: Any])?["possible_brands"] == nil)
+        let text = try CLIRunner.run(["validate", "--number", "3"])
+        #expect(text.stdout.contains("[could be amex, diners, jcb, hipercard]"))
+        let unionpay = try CLIRunner.run(["validate", "--number", "6200000000000006", "--json"]).json()
+        #expect((unionpay["number"] as? [String: Any])?["valid"] as? Bool == true)
     }
 
     @Test("--as-of decides whether a card has expired")
@@ -84,7 +104,8 @@ struct ValidateCommandTests {
 
                 OPTIONS:
                   --number <number>       The card number; spaces and dashes are allowed.
-                  --expiry <expiry>       The expiry, as MM/YY, MM/YYYY, MMYY or YYYY-MM.
+                  --expiry <expiry>       The expiry, as MM/YY, MM/YYYY, MMYY, M YYYY or
+                                          YYYY-MM.
                   --cvc <cvc>             The card security code.
                   --as-of <as-of>         Validate as if today were this date (YYYY-MM-DD).
                   --json                  Print one JSON object instead of text.

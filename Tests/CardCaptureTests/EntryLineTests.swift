@@ -39,7 +39,10 @@ struct EntryLineTests {
         var line = try line(for: .number)
         #expect(line.note == nil)
         _ = line.press(.character("5"))
-        #expect(line.note == nil)  // Mastercard, Maestro, Elo or Verve
+        #expect(line.note == "Mastercard, Verve, Maestro or Elo?")
+        _ = line.press(.character("1"))
+        #expect(line.note == "Mastercard")
+        _ = line.press(.backspace)
         _ = line.press(.backspace)
         _ = type("99", into: &line)
         #expect(line.note == "no card brand starts this way")

@@ -57,7 +57,7 @@ struct ManualEntryTests {
         "a wrong number is refused with what is wrong and asked again",
         arguments: [
             ("4242 4242 4242 4241", "this number fails the check digit"),
-            ("4242 4242", "this number has only 8 digits; a Visa number has 13, 16 or 19"),
+            ("4242 4242", "this number has only 8 digits; a Visa number has 16, 18 or 19"),
             ("9999 9999 9999 9995", "no card brand issues numbers that start this way"),
             ("4242-4242-x", "a card number may contain only digits"),
             ("", "enter the card number"),
@@ -82,7 +82,11 @@ struct ManualEntryTests {
         _ = entry.answer("4242424242424242")
         #expect(entry.answer("03/24") == .refused(.expiry, message: "this card expired in 03/24; use a card that is still valid"))
         #expect(entry.answer("13/30") == .refused(.expiry, message: "the month must be 01 to 12; 13 is not a month"))
-        #expect(entry.answer("12/3") == .refused(.expiry, message: "the year must have two or four digits, as in 12/27 or 12/2027"))
+        #expect(entry.answer("12/3") == .refused(.expiry, message: "the expiry is not complete; write it as MM/YY, for example 12/27"))
+        #expect(
+            entry.answer("12/213")
+                == .refused(.expiry, message: "the year must be this year or later, written with two or four digits, as in 12/27 or 12/2027")
+        )
         #expect(entry.answer("12/99") == .refused(.expiry, message: "2099 is too far ahead for an expiry; check the year"))
         #expect(entry.state == .asking(.expiry))
         // The month this is written in is still good.

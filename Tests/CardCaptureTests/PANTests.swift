@@ -36,10 +36,14 @@ struct PANTests {
     @Test(
         "refusals have stable codes and say what to fix",
         arguments: [
-            ("4111111111111112", "invalid_number", "check digit"),
+            ("4111111111111112", "incomplete_number", "check digit"),
+            ("4111111111111111111", "invalid_number", "check digit"),
+            ("378282246310006", "invalid_number", "check digit"),
+            ("3782822463100051", "invalid_number", "has 15 digits; this one has 16"),
             ("4111 1111 1111 111a", "invalid_number", "only digits"),
             ("9111111111111111", "invalid_number", "first digits"),
-            ("41111111111111111", "invalid_number", "13, 16 or 19"),
+            ("41111111111111111", "incomplete_number", "16, 18 or 19"),
+            ("6200000000005", "incomplete_number", "only 13 digits"),
             ("411111111111", "incomplete_number", "only 12 digits"),
             ("4111", "incomplete_number", "only 4 digits"),
             ("5", "incomplete_number", "too short"),
@@ -71,5 +75,21 @@ struct PANTests {
     )
     func maskingDigitRuns(text: String, masked: String) {
         #expect(PAN.maskingDigitRuns(in: text) == masked)
+    }
+
+    @Test("UnionPay numbers need not pass the check digit; every other brand's must")
+    func unionPayWithoutLuhn() throws {
+        #expect(!PAN.luhnValid("6200000000000006"))
+        #expect(try PAN("6200000000000006").brand == .unionpay)
+        #expect(try PAN("62000000000000").brand == .unionpay)
+        let error = #expect(throws: CardValidationError.self) { try PAN("5555555555554445") }
+        #expect(error?.code == .invalidNumber)
+    }
+
+    @Test("white space of every kind and dashes are left out of a number")
+    func separators() throws {
+        #expect(try PAN("4111-1111 1111\u{00A0}1111\t").revealed == "4111111111111111")
+        let error = #expect(throws: CardValidationError.self) { try PAN("4111.1111.1111.1111") }
+        #expect(error?.code == .invalidNumber)
     }
 }

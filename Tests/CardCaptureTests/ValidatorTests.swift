@@ -38,7 +38,19 @@ struct ValidatorTests {
         #expect(!result.isValid)
         #expect(result.errors.map(\.code) == [.expiredCard])
         #expect(result.brand == .visa)
-        let all = validator.validate(number: "4111111111111112", expiry: "13/26", cvc: "1")
+        let all = validator.validate(number: "4111111111111111111", expiry: "13/26", cvc: "1")
         #expect(all.errors.map(\.code) == [.invalidNumber, .invalidExpiryMonth, .invalidCVC])
+    }
+
+    @Test("a number too short to tell names every brand it can still be; one that tells names its brand")
+    func possibleBrands() {
+        let four = validator.validate(number: "4")
+        #expect(four.brand == nil)
+        #expect(four.possibleBrands == [.visa, .maestro, .elo])
+        #expect(four.number?.failure?.code == .incompleteNumber)
+        let fortyOne = validator.validate(number: "41")
+        #expect(fortyOne.brand == .visa)
+        #expect(fortyOne.possibleBrands.isEmpty)
+        #expect(validator.validate(number: "7").possibleBrands.isEmpty)
     }
 }

@@ -72,13 +72,15 @@ public struct EntryLine: Sendable {
         return PAN.grouped(digits, brand.grouping(forLength: max(digits.count, brand.lengths.min() ?? 16)))
     }
 
-    /// Beside the number: its brand once the first digits tell it, or that no brand issues
-    /// numbers starting this way. Nil elsewhere.
+    /// Beside the number: its brand once the first digits tell it, the brands it can still
+    /// be before that ("Visa, Maestro or Elo"), or that no brand issues numbers starting this
+    /// way. Nil elsewhere.
     public var note: String? {
         guard prompt.field == .number, !text.isEmpty else { return nil }
-        if let brand = partialBrand { return brand.displayName }
-        if CardBrand.detectPartial(text).candidates.isEmpty { return "no card brand starts this way" }
-        return nil
+        let match = CardBrand.detectPartial(text)
+        if let brand = match.brand { return brand.displayName }
+        if match.candidates.isEmpty { return "no card brand starts this way" }
+        return CardBrand.list(match.candidates) + "?"
     }
 
     private var partialBrand: CardBrand? { CardBrand.detectPartial(text).brand }

@@ -226,7 +226,7 @@ public struct ManualEntry: Sendable {
                 shown = "\(pan.maskedGrouped)  \(pan.brand.displayName)"
             case .expiry:
                 let expiry: Expiry
-                if typed.isEmpty, let kept = defaults.expiry { expiry = kept } else { expiry = try Expiry.parse(typed) }
+                if typed.isEmpty, let kept = defaults.expiry { expiry = kept } else { expiry = try Expiry.parse(typed, today: clock.today()) }
                 try expiry.validate(on: clock.today())
                 answers.expiry = expiry
                 shown = expiry.formatted

@@ -8,6 +8,7 @@ public struct CardValidationError: Error, Sendable, Equatable, CustomStringConve
         enum Base: String, Sendable {
             case invalidNumber = "invalid_number"
             case incompleteNumber = "incomplete_number"
+            case incompleteExpiry = "incomplete_expiry"
             case invalidExpiryMonth = "invalid_expiry_month"
             case invalidExpiryYear = "invalid_expiry_year"
             case expiredCard = "expired_card"
@@ -20,6 +21,8 @@ public struct CardValidationError: Error, Sendable, Equatable, CustomStringConve
         public static let invalidNumber = Code(base: .invalidNumber)
         /// Too few digits so far for the brand: the person may still be typing.
         public static let incompleteNumber = Code(base: .incompleteNumber)
+        /// The expiry is not complete yet ("12/2", "1"): the person may still be typing.
+        public static let incompleteExpiry = Code(base: .incompleteExpiry)
         /// The month is missing, not a number or not 1 to 12, or the expiry cannot be read.
         public static let invalidExpiryMonth = Code(base: .invalidExpiryMonth)
         /// The year is missing or implausible.

@@ -11,8 +11,12 @@ public struct CardValidator: Sendable {
         public var number: Swift.Result<PAN, CardValidationError>?
         public var expiry: Swift.Result<Expiry, CardValidationError>?
         public var cvc: Swift.Result<CVC, CardValidationError>?
-        /// The brand, from a valid number or, failing that, from the digits' IIN.
+        /// The brand, from a valid number or, failing that, from the digits' IIN when only
+        /// one brand fits them.
         public var brand: CardBrand?
+        /// Every brand the number can still be when more than one fits it ("4": Visa,
+        /// Maestro or Elo); empty otherwise.
+        public var possibleBrands: [CardBrand] = []
 
         /// True when every part given is valid.
         public var isValid: Bool {
@@ -38,15 +42,13 @@ public struct CardValidator: Sendable {
         var result = Result()
         if let number {
             result.number = Swift.Result { () throws(CardValidationError) in try PAN(number) }
-            result.brand = result.number?.success?.brand ?? CardBrand.detect(number)
+            let match = CardBrand.detectPartial(number)
+            result.brand = result.number?.success?.brand ?? match.brand
+            if result.brand == nil, match.candidates.count > 1 { result.possibleBrands = match.candidates }
         }
         if let expiry {
             let today = clock.today()
-            result.expiry = Swift.Result { () throws(CardValidationError) in
-                let parsed = try Expiry.parse(expiry)
-                try parsed.validate(on: today)
-                return parsed
-            }
+            result.expiry = Swift.Result { () throws(CardValidationError) in try Expiry.parse(expiry, today: today) }
         }
         if let cvc {
             let brand = result.brand

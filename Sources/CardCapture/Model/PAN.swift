@@ -17,8 +17,9 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
 
     /// Parses and validates a card number as a person would type it.
     ///
-    /// Spaces and dashes between digits are ignored. The number must belong to a known
-    /// brand, have one of that brand's lengths and pass the Luhn check.
+    /// Spaces and dashes between digits are ignored. The number must belong to one known
+    /// brand, have one of that brand's lengths and pass the Luhn check (UnionPay numbers
+    /// need not: the scanner, which must never invent a number, still asks for it).
     ///
     /// - Parameter input: the number, for example `4111 1111 1111 1111`.
     /// - Throws: ``CardValidationError`` with code `invalid_number` or `incomplete_number`.
@@ -44,35 +45,46 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
                 "a card number has at most 19 digits; this one has \(digits.count)"
             )
         }
-        guard let brand = CardBrand.detect(digits: digits) else {
-            if digits.count < 6 && !CardBrand.detectPartial(digits: digits).candidates.isEmpty {
-                throw CardValidationError(.incompleteNumber, .number, "this number is too short; enter every digit on the card")
+        let match = CardBrand.detectPartial(digits: digits)
+        guard let brand = match.brand else {
+            if match.candidates.isEmpty {
+                throw CardValidationError(
+                    .invalidNumber,
+                    .number,
+                    "no card brand issues numbers that start this way; check the first digits"
+                )
             }
-            throw CardValidationError(
-                .invalidNumber,
-                .number,
-                "no card brand issues numbers that start this way; check the first digits"
-            )
-        }
-        if digits.count < (brand.lengths.min() ?? 12) {
             throw CardValidationError(
                 .incompleteNumber,
                 .number,
-                "this number has only \(digits.count) digits; a \(brand.displayName) number has \(Self.describe(brand.lengths))"
+                "this number is too short to be a card's (it could be \(CardBrand.list(match.candidates))); enter every digit on the card"
             )
         }
+        // A number at one of the brand's lengths that fails the check digit, or between two
+        // of its lengths, may still grow into a valid one: it is incomplete, not invalid,
+        // until it reaches the brand's longest (as card-validator has it).
+        let canGrow = digits.count < brand.maximumLength
         guard brand.lengths.contains(digits.count) else {
+            if digits.count < (brand.lengths.min() ?? 12) {
+                throw CardValidationError(
+                    .incompleteNumber,
+                    .number,
+                    "this number has only \(digits.count) digits; a \(brand.displayName) number has \(Self.describe(brand.lengths))"
+                )
+            }
             throw CardValidationError(
-                .invalidNumber,
+                canGrow ? .incompleteNumber : .invalidNumber,
                 .number,
                 "a \(brand.displayName) number has \(Self.describe(brand.lengths)) digits; this one has \(digits.count)"
             )
         }
-        guard Self.luhnValid(digits) else {
+        guard !brand.checksLuhn || Self.luhnValid(digits) else {
             throw CardValidationError(
-                .invalidNumber,
+                canGrow ? .incompleteNumber : .invalidNumber,
                 .number,
                 "this number fails the check digit; check the digits, especially the last ones"
+                    + (canGrow
+                        ? " (a \(brand.displayName) number may also have \(Self.describe(brand.lengths.filter { $0 > digits.count })) digits)" : "")
             )
         }
         self.digits = digits
@@ -122,14 +134,16 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
         return sum % 10 == 0
     }
 
-    /// The digits of `input`, ignoring spaces and dashes; nil when anything else appears.
+    /// The digits of `input`, ignoring white space and dashes; nil when anything else appears.
     static func digits(of input: String) -> [UInt8]? {
         var digits: [UInt8] = []
         for scalar in input.unicodeScalars {
             switch scalar {
             case "0"..."9": digits.append(UInt8(scalar.value - 48))
-            case " ", "-", "\t": continue
-            default: return nil
+            case "-": continue
+            default:
+                // Spaces of every kind are ignored, as people and pasted text put them in.
+                guard scalar.properties.isWhitespace else { return nil }
             }
         }
         return digits
