@@ -19,13 +19,15 @@ release: deps
 run: deps
 	bash scripts/demo.sh
 
+# `swift test` builds everything the tests need, capture-cli included; a `swift build
+# --build-tests` before it only made it compile HummingbirdCore a second time.
 test: deps lint
-	$(SWIFT) build --build-tests
 	$(SWIFT) test --disable-xctest
 	# kill -9 while charging, restart, retry: nothing stuck, orphaned or charged twice.
 	python3 scripts/crash-test.py --cli .build/debug/capture-cli
-	# The C bridges again under AddressSanitizer (leaks included), in their own build folder.
-	$(SWIFT) test --disable-xctest --sanitize=address --scratch-path .build-asan --filter OCRBridgeTests
+	# The C bridges again under AddressSanitizer (leaks included): scripts/asan is a package of
+	# OCRBridge and its tests alone, so the sanitized build leaves out the server's libraries.
+	cd scripts/asan && $(SWIFT) test --disable-xctest --sanitize=address --scratch-path ../../.build-asan
 
 # The scanner's accuracy and speed: the fixtures (against the plain tesseract route), the second
 # generator's cards and the real pictures in ../shared/cards-dev (scripts/bench/bench.sh).
