@@ -9,6 +9,11 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// The image work (decoding, transforms, the scanner's search) is optimized in debug builds
+/// too: unoptimized, a scan took 2 to 4 s and the fixture test most of `make test`'s minutes.
+/// Everything else stays debuggable.
+let imageWorkSettings = swiftSettings + [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "card-capture",
     products: [
@@ -47,14 +52,14 @@ let package = Package(
         .target(
             name: "OCRBridge",
             dependencies: ["CTesseract", "CLibPNG"],
-            swiftSettings: swiftSettings
+            swiftSettings: imageWorkSettings
         ),
         .target(
             name: "CardCapture",
             dependencies: ["OCRBridge"],
             // The card-digit model (`make model`; Models/README.md says how it was trained).
             resources: [.copy("Resources/card.traineddata")],
-            swiftSettings: swiftSettings
+            swiftSettings: imageWorkSettings
         ),
         // The vault and payments: no HTTP in here.
         .target(

@@ -93,9 +93,11 @@ struct ValidationJSON: Encodable {
         expiry = result.expiry.map { outcome in
             switch outcome {
             case .success(let expiry): ExpiryPart(valid: true, month: expiry.month, year: expiry.year, error: nil)
-            case .failure(let error):
+            case .failure(let error) where error.code == .expiredCard:
                 // An expired card's date was read fine: say which it was.
                 ExpiryPart(valid: false, month: printed?.month, year: printed?.year, error: ErrorJSON(error))
+            case .failure(let error):
+                ExpiryPart(valid: false, month: nil, year: nil, error: ErrorJSON(error))
             }
         }
         cvc = result.cvc.map { outcome in

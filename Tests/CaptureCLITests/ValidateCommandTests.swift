@@ -62,6 +62,7 @@ struct ValidateCommandTests {
         #expect((number["error"] as? [String: Any])?["code"] as? String == "incomplete_number")
         let expiry = try #require(json["expiry"] as? [String: Any])
         #expect((expiry["error"] as? [String: Any])?["code"] as? String == "incomplete_expiry")
+        #expect(expiry["month"] == nil && expiry["year"] == nil)
         let one = try CLIRunner.run(["validate", "--number", "41", "--json"]).json()
         #expect((one["number"] as? [String: Any])?["brand"] as? String == "visa")
         #expect((one["number"] as? [String: Any])?["possible_brands"] == nil)

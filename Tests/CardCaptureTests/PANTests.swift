@@ -89,6 +89,9 @@ struct PANTests {
     @Test("white space of every kind and dashes are left out of a number")
     func separators() throws {
         #expect(try PAN("4111-1111 1111\u{00A0}1111\t").revealed == "4111111111111111")
+        // JavaScript's white space, as card-validator strips it: a byte-order mark is, U+0085 is not.
+        #expect(try PAN("\u{FEFF}4111111111111111\r\n").revealed == "4111111111111111")
+        #expect(throws: CardValidationError.self) { try PAN("\u{85}4111111111111111") }
         let error = #expect(throws: CardValidationError.self) { try PAN("4111.1111.1111.1111") }
         #expect(error?.code == .invalidNumber)
     }

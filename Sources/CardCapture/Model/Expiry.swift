@@ -43,7 +43,7 @@ public struct Expiry: Sendable, Hashable, Comparable, CustomStringConvertible {
     ///   valid expiry (`1`, `12/2`, `12 2`, `12/20`, `0/27`); `expired_card`; `invalid_expiry_month`
     ///   or `invalid_expiry_year` otherwise.
     public static func parse(_ input: String, today: CalendarDate) throws(CardValidationError) -> Expiry {
-        let text = input.trimmingCharacters(in: .whitespaces)
+        let text = input.trimmingCharacters(in: Self.outerSpace)
         guard !text.isEmpty else {
             throw CardValidationError(.incompleteExpiry, .expiry, "enter the expiry as MM/YY, for example 12/27")
         }
@@ -81,10 +81,18 @@ public struct Expiry: Sendable, Hashable, Comparable, CustomStringConvertible {
         try parse(input, today: CardClock.system.today())
     }
 
+    /// White space around an expiry, ignored: the number's separators (line breaks and a
+    /// byte-order mark included).
+    static let outerSpace: CharacterSet = {
+        var set = CharacterSet()
+        for scalar in PAN.separators { set.insert(scalar) }
+        return set
+    }()
+
     /// The month and year an input names, whether or not they are valid today (an expired
     /// card's date, to show it); nil when either is not a number.
     public static func fields(of input: String, today: CalendarDate) -> (month: Int, year: Int)? {
-        let (monthText, yearText) = split(input.trimmingCharacters(in: .whitespaces), today: today)
+        let (monthText, yearText) = split(input.trimmingCharacters(in: Self.outerSpace), today: today)
         guard monthText.allSatisfy(\.isASCIIDigit), yearText.allSatisfy(\.isASCIIDigit), yearText.count == 2 || yearText.count == 4,
             let month = Int(monthText), let year = Int(yearText)
         else { return nil }

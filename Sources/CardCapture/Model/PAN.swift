@@ -143,11 +143,19 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
             case "-": continue
             default:
                 // Spaces of every kind are ignored, as people and pasted text put them in.
-                guard scalar.properties.isWhitespace else { return nil }
+                guard Self.separators.contains(scalar) else { return nil }
             }
         }
         return digits
     }
+
+    /// The white space left out of a number: JavaScript's `\s`, as card-validator strips it
+    /// (a byte-order mark included, U+0085 not).
+    static let separators: Set<Unicode.Scalar> = [
+        "\t", "\n", "\u{0B}", "\u{0C}", "\r", " ", "\u{A0}", "\u{1680}", "\u{2000}", "\u{2001}", "\u{2002}", "\u{2003}",
+        "\u{2004}", "\u{2005}", "\u{2006}", "\u{2007}", "\u{2008}", "\u{2009}", "\u{200A}", "\u{2028}", "\u{2029}",
+        "\u{202F}", "\u{205F}", "\u{3000}", "\u{FEFF}",
+    ]
 
     /// Any run of card digits with all but the first six and last four masked.
     static func masked(_ digits: [UInt8]) -> String {
