@@ -20,8 +20,8 @@ import Glibc
 /// Like a real processor it remembers every authorization by its reference: the same
 /// reference is answered as the first time (never charged twice), and
 /// ``outcome(ofAuthorization:)`` finds it. With a journal file the memory survives a restart
-/// or a crash of the server, as a real processor's would: each authorization is written and
-/// synced there before it is answered.
+/// or a crash of the server, as a real processor's would: each authorization is written there
+/// before it is answered.
 public struct SandboxProcessor: Processor {
     private let ledger: Ledger
     /// How long an authorization takes, as a real processor's network round trip: half
@@ -58,7 +58,7 @@ public struct SandboxProcessor: Processor {
 
     public func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome {
         if latency > .zero { try await Task.sleep(for: latency / 2) }
-        let outcome = try await ledger.record(request.reference) {
+        let outcome = try ledger.record(request.reference) {
             Self.outcomes[request.pan.revealed] ?? .succeeded(reference: "sandbox_" + ObjectID.random(.transaction).rawValue.dropFirst(5))
         }
         // The card is charged: the answer is given, whatever happens to the waiting caller.
@@ -86,10 +86,9 @@ public struct SandboxProcessor: Processor {
             entries.withLock { $0[reference] }
         }
 
-        /// The outcome already recorded for `reference`, or `decide()`'s, recorded (and synced
-        /// to the journal) before it is returned. A reference seen before is answered once its
-        /// first line is synced too.
-        func record(_ reference: String, decide: () -> AuthorizationOutcome) async throws -> AuthorizationOutcome {
+        /// The outcome already recorded for `reference`, or `decide()`'s, recorded (and written
+        /// to the journal) before it is returned.
+        func record(_ reference: String, decide: () -> AuthorizationOutcome) throws -> AuthorizationOutcome {
             guard let journal else {
                 return entries.withLock { entries in
                     if let known = entries[reference] { return known }
@@ -98,37 +97,25 @@ public struct SandboxProcessor: Processor {
                     return outcome
                 }
             }
-            return try await withUnsafeThrowingContinuation { continuation in
-                // The line is queued under the entries' lock, so a second call for the
-                // reference queues its wait behind the first one's line.
-                entries.withLock { entries in
-                    if let known = entries[reference] {
-                        journal.append([]) { continuation.resume(with: $0.map { known }) }
-                        return
-                    }
-                    let outcome = decide()
-                    entries[reference] = outcome
-                    journal.append(Array((Self.line(reference, outcome) + "\n").utf8)) { written in
-                        // Never answered, never charged: forgotten, as by a processor that lost the call.
-                        if case .failure = written { _ = self.entries.withLock { $0.removeValue(forKey: reference) } }
-                        continuation.resume(with: written.map { outcome })
-                    }
-                }
+            return try entries.withLock { entries in
+                if let known = entries[reference] { return known }
+                let outcome = decide()
+                // Written under the lock, so a second call for the reference finds the line
+                // there before it is answered. A failed write was never answered, never
+                // charged: forgotten, as by a processor that lost the call.
+                try journal.append(Array((Self.line(reference, outcome) + "\n").utf8))
+                entries[reference] = outcome
+                return outcome
             }
         }
 
-        /// Lines appended to the journal file and synced in groups, on a thread of their own:
-        /// the lines that arrive during one write and sync go out together in the next, so
-        /// concurrent authorizations share a sync, and no sync blocks the async threads.
+        /// The journal file, appended to with one `write` per line. A line is in the file
+        /// (the kernel's) before its authorization is answered, so it survives the server's
+        /// crash, which is what the sandbox stands in for; it is not synced to the disk: a
+        /// sandbox has no money to lose to a power cut, and a real processor's durability is
+        /// its own, not a cost of this server.
         final class Journal: Sendable {
-            private struct State {
-                var waiting: [(line: [UInt8], done: @Sendable (Result<Void, any Error>) -> Void)] = []
-                var writing = false
-            }
-
             private let descriptor: Int32
-            private let state = Mutex(State())
-            private let queue = DispatchQueue(label: "sandbox-journal")
 
             init(descriptor: Int32) {
                 self.descriptor = descriptor
@@ -138,36 +125,9 @@ public struct SandboxProcessor: Processor {
                 close(descriptor)
             }
 
-            /// Queues `line` (empty: nothing to add, only wait for what is queued before) and
-            /// calls `done` once it is on disk, or with the error that kept it off.
-            func append(_ line: [UInt8], then done: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-                let starts = state.withLock { state in
-                    state.waiting.append((line, done))
-                    if state.writing { return false }
-                    state.writing = true
-                    return true
-                }
-                if starts { queue.async { self.writeWaiting() } }
-            }
-
-            private func writeWaiting() {
-                while true {
-                    let group = state.withLock { state in
-                        let group = state.waiting
-                        state.waiting.removeAll()
-                        if group.isEmpty { state.writing = false }
-                        return group
-                    }
-                    if group.isEmpty { return }
-                    let bytes = group.flatMap(\.line)
-                    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                    if written == bytes.count, fsync(descriptor) == 0 {
-                        for waiter in group { waiter.done(.success(())) }
-                    } else {
-                        let error = SandboxJournalError(path: "the sandbox journal", errno: errno)
-                        for waiter in group { waiter.done(.failure(error)) }
-                    }
-                }
+            func append(_ line: [UInt8]) throws {
+                let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                guard written == line.count else { throw SandboxJournalError(path: "the sandbox journal", errno: errno) }
             }
         }
 
