@@ -9,18 +9,38 @@ struct IINPattern: Sendable {
     static func prefix(_ value: Int) -> IINPattern { range(value, value) }
 
     static func range(_ low: Int, _ high: Int) -> IINPattern {
-        IINPattern(low: low, high: high, digits: String(low).count)
+        let digits = String(low).count
+        // ``Prefixes`` holds eight digits: the longest prefix any network publishes.
+        precondition(digits <= 8, "an IIN pattern has at most 8 digits")
+        return IINPattern(low: low, high: high, digits: digits)
     }
 
-    /// Whether `number` fits the pattern as far as it goes: its first digits lie in the
+    /// Whether a number fits the pattern as far as it goes: its first digits lie in the
     /// range, or, when it is shorter than the pattern, some continuation of it could.
-    func fits(_ number: [UInt8]) -> Bool {
-        let shared = min(number.count, digits)
-        let value = number.prefix(shared).reduce(0) { $0 * 10 + Int($1) }
+    /// `prefixes[n]` is the value of the number's first n digits (``Prefixes``).
+    func fits(_ prefixes: Prefixes) -> Bool {
+        guard prefixes.count < digits else {
+            let value = prefixes.values[digits]
+            return value >= low && value <= high
+        }
         var scale = 1
-        for _ in 0..<(digits - shared) { scale *= 10 }
+        for _ in 0..<(digits - prefixes.count) { scale *= 10 }
         // The range's bounds cut to the digits the number has.
+        let value = prefixes.values[prefixes.count]
         return value >= low / scale && value <= high / scale
+    }
+
+    /// The values of a number's first 0 to 8 digits (no pattern is longer), worked out
+    /// once for all the brands' patterns.
+    struct Prefixes {
+        /// Digits there are, up to 8.
+        let count: Int
+        var values = [Int](repeating: 0, count: 9)
+
+        init(_ number: [UInt8]) {
+            count = min(number.count, 8)
+            for index in 0..<count { values[index + 1] = values[index] * 10 + Int(number[index]) }
+        }
     }
 }
 
@@ -68,9 +88,10 @@ extension CardBrand {
     }
 
     static func detectPartial(digits: [UInt8]) -> PartialBrandMatch {
+        let prefixes = IINPattern.Prefixes(digits)
         var fitting: [(brand: CardBrand, strength: Int?)] = []
         for brand in all {
-            guard let pattern = brand.patterns.first(where: { $0.fits(digits) }) else { continue }
+            guard let pattern = brand.patterns.first(where: { $0.fits(prefixes) }) else { continue }
             fitting.append((brand, digits.count >= pattern.digits ? pattern.digits : nil))
         }
         let strengths = fitting.compactMap(\.strength)

@@ -103,17 +103,11 @@ public struct KeyRing: Sendable {
         Self.hex(apiKeyCode(key))
     }
 
-    /// The API key's HMAC, to look up by its hex and confirm with ``apiKeyCode(_:matches:)``.
+    /// The API key's HMAC, to look up by its hex.
     func apiKeyCode(_ key: String) -> HMAC<SHA256>.MAC {
         var mac = apiKeyMAC
         mac.update(data: Array(key.utf8))
         return mac.finalize()
-    }
-
-    /// Whether an API key's HMAC is the stored digest, compared in constant time.
-    func apiKeyCode(_ code: HMAC<SHA256>.MAC, matches digest: String) -> Bool {
-        guard let bytes = Self.bytes(fromHex: digest) else { return false }
-        return code == bytes
     }
 
     private func key(for purpose: Purpose) -> SymmetricKey {
@@ -137,13 +131,21 @@ public struct KeyRing: Sendable {
     }
 
     /// Lower-case hex of the bytes.
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: text, as: UTF8.self)
+    static func hex(_ bytes: some ContiguousBytes) -> String {
+        bytes.withUnsafeBytes { bytes in hex(raw: bytes) }
     }
+
+    private static func hex(raw bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            var index = 0
+            for byte in bytes {
+                text[index] = hexDigits[Int(byte >> 4)]
+                text[index + 1] = hexDigits[Int(byte & 15)]
+                index += 2
+            }
+            return index
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }

@@ -102,8 +102,8 @@ extension Vault {
     /// - Throws: ``VaultError/Code/apiKeyRevoked`` for a key that has ended.
     public func authenticate(apiKey: String) async throws(VaultError) -> APIKeyRecord? {
         guard apiKey.hasPrefix("pk_") || apiKey.hasPrefix("sk_"), apiKey.utf8.count <= 64 else { return nil }
-        let code = keys.apiKeyCode(apiKey)
-        let digest = KeyRing.hex(code)
+        // Looked up by its keyed hash: an unknown key's timing tells nothing of a stored one.
+        let digest = KeyRing.hex(keys.apiKeyCode(apiKey))
         let now = configuration.now()
         let record: APIKeyRecord
         if let known = knownKeys.record(for: digest, at: now, freshFor: configuration.keyRecheckInterval) {
@@ -116,8 +116,6 @@ extension Vault {
             knownKeys.remember(stored, at: now)
             record = stored
         }
-        // The lookup found the digest; confirm in constant time all the same.
-        guard keys.apiKeyCode(code, matches: record.hash) else { return nil }
         let expected: APIKeyKind = apiKey.hasPrefix("pk_") ? .publishable : .secret
         guard record.kind == expected else { return nil }
         if !record.isActive(at: now), let end = record.expiresAt {
