@@ -36,10 +36,10 @@ enum StrictJSON {
             case UInt8(ascii: "\""):
                 guard let string = readString(bytes, from: index + 1) else { return nil }  // unterminated: the decoder says so
                 if string.hasNUL { return .nulCharacter }
-                if expectingKey, var keys = open.last ?? nil {
+                if expectingKey, let innermost = open.indices.last, open[innermost] != nil {
                     let key = string.hasEscapes ? normalized(bytes[index...string.end]) : Array(bytes[(index + 1)..<string.end])
-                    guard keys.insert(key).inserted else { return .duplicateKey(String(decoding: key, as: UTF8.self)) }
-                    open[open.count - 1] = keys
+                    // Inserted in place: a copy of the set taken out and put back was copied whole.
+                    guard open[innermost]?.insert(key).inserted == true else { return .duplicateKey(String(decoding: key, as: UTF8.self)) }
                 }
                 index = string.end
             default:
