@@ -205,7 +205,11 @@ extension Vault {
         VaultError(.tokenNotFound, "no token \(id.prefix(40)) for this merchant; check the id, or create a new token")
     }
 
-    /// What is sealed: the number and the holder's name, as a JSON object.
+    /// What is sealed: the number and the holder's name.
+    ///
+    /// Sealed as a format byte (1: number alone, 2: with a holder), the number's length in a
+    /// byte, its ASCII digits, then the holder's UTF-8 to the end. Records sealed before this
+    /// format hold a JSON object (`{"number": …, "holder": …}`) and still open.
     struct SealedCard: Decodable {
         var number: String
         var holder: String?
@@ -214,17 +218,30 @@ extension Vault {
     static let sealedDecoder = JSONDecoder()
 
     static func encode(_ card: SealedCard) -> [UInt8] {
-        var json = JSONObjectWriter(capacity: 64)
-        json.field("number", card.number)
-        json.field("holder", card.holder)
-        return json.finish()
+        let number = Array(card.number.utf8.prefix(255))
+        var bytes: [UInt8] = [card.holder == nil ? 1 : 2, UInt8(number.count)]
+        bytes.reserveCapacity(2 + number.count + (card.holder?.utf8.count ?? 0))
+        bytes += number
+        if let holder = card.holder { bytes += holder.utf8 }
+        return bytes
     }
 
     static func decode(_ bytes: [UInt8]) throws(VaultError) -> SealedCard {
-        do {
-            return try sealedDecoder.decode(SealedCard.self, from: Data(bytes))
-        } catch {
-            throw VaultError(.cardDataUnavailable, "sealed card data does not decode")
+        let unreadable = VaultError(.cardDataUnavailable, "sealed card data does not decode")
+        switch bytes.first {
+        case 1, 2:
+            guard bytes.count >= 2, bytes.count >= 2 + Int(bytes[1]) else { throw unreadable }
+            let end = 2 + Int(bytes[1])
+            let number = String(decoding: bytes[2..<end], as: UTF8.self)
+            return SealedCard(number: number, holder: bytes[0] == 2 ? String(decoding: bytes[end...], as: UTF8.self) : nil)
+        case UInt8(ascii: "{"):
+            do {
+                return try sealedDecoder.decode(SealedCard.self, from: Data(bytes))
+            } catch {
+                throw unreadable
+            }
+        default:
+            throw unreadable
         }
     }
 }
