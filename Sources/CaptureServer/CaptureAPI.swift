@@ -39,6 +39,9 @@ public struct CaptureAPI: Sendable {
         didSet { tokenLimiter = Self.limiter(perMinute: tokenRateLimit, clock: rateLimitClock) }
     }
     private var tokenLimiter: RateLimiter? = Self.limiter(perMinute: 60, clock: nil)
+    /// Reverse proxies whose `X-Forwarded-For` names the client the token limit counts by
+    /// (`serve --trusted-proxy`); none by default, and then the header is ignored.
+    public var trustedProxies = TrustedProxies()
     /// Days after which expired tokens and scans are deleted outright (their card data goes
     /// minutes after they expire); 0 keeps them. `serve --retention-days`.
     public var retentionDays = 30
@@ -74,7 +77,7 @@ public struct CaptureAPI: Sendable {
         }
         let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault))
         let idempotent = IdempotentRequests(keys: IdempotencyKeys(vault: vault, lease: idempotencyLease))
-        TokenRoutes(vault: vault, metrics: metrics, idempotent: idempotent, limiter: tokenLimiter).add(to: v1)
+        TokenRoutes(vault: vault, metrics: metrics, idempotent: idempotent, limiter: tokenLimiter, trustedProxies: trustedProxies).add(to: v1)
         let scanning = scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }
         ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent).add(to: v1)
         PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)

@@ -62,6 +62,15 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var maxConnections: Int?
 
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: ArgumentHelp(
+            "A reverse proxy (address or block, e.g. 10.0.0.0/8) whose X-Forwarded-For names the client for the token limit; repeat for several.",
+            valueName: "address[/bits]"
+        )
+    )
+    var trustedProxies: [String] = []
+
     @OptionGroup var vault: VaultOptions
 
     func validate() throws {
@@ -76,6 +85,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let maxConnections, !(1...1_000_000).contains(maxConnections) {
             throw ValidationError("--max-connections must be from 1 to 1000000")
+        }
+        do {
+            _ = try TrustedProxies(trustedProxies)
+        } catch {
+            throw ValidationError("--trusted-proxy: \(error)")
         }
     }
 
@@ -104,6 +118,7 @@ struct ServeCommand: AsyncParsableCommand {
         api.idempotencyLease = .seconds(idempotencyLease)
         api.tokenRateLimit = tokenRateLimit
         api.retentionDays = retentionDays
+        api.trustedProxies = try TrustedProxies(trustedProxies)
         var limits = ConnectionLimits(maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximumConnections)
         limits.idleTimeout = .seconds(idleTimeout)
         limits.headerTimeout = .seconds(headerTimeout)

@@ -119,4 +119,75 @@ struct RateLimitTests {
             }
         }
     }
+
+    @Test("trusted proxies: addresses and blocks of IPv4 and IPv6 are read; anything else is refused by name")
+    func proxyEntries() throws {
+        let proxies = try TrustedProxies(["10.0.0.0/8", "192.168.1.7", "2001:db8::/32", "::1"])
+        for trusted in ["10.1.2.3", "192.168.1.7", "2001:db8:5::9", "::1", "::ffff:10.9.9.9"] {
+            #expect(proxies.trusts(trusted), "\(trusted)")
+        }
+        for untrusted in ["11.0.0.1", "192.168.1.8", "2001:db9::1", "::2", "not an address", ""] {
+            #expect(!proxies.trusts(untrusted), "\(untrusted)")
+        }
+        #expect(TrustedProxies().isEmpty && !TrustedProxies().trusts("127.0.0.1"))
+        for bad in ["10.0.0.0/33", "::/129", "10.0.0.1/", "10.0.0.1/x", "proxy.example", "10.0.0.256", "10.0.0.0/-1"] {
+            let error = #expect(throws: TrustedProxies.Invalid.self) { try TrustedProxies([bad]) }
+            #expect(error?.description.contains("is not an IP address or block") == true)
+        }
+    }
+
+    @Test("the client is the first address from the right that is not a trusted proxy; a spoofed header from anyone else is ignored")
+    func clientAddress() throws {
+        let proxies = try TrustedProxies(["10.0.0.0/8"])
+        // Not from a proxy: the header is the client's own writing.
+        #expect(proxies.client(peer: "198.51.100.9", forwardedFor: ["203.0.113.5"]) == "198.51.100.9")
+        #expect(TrustedProxies().client(peer: "10.0.0.2", forwardedFor: ["203.0.113.5"]) == "10.0.0.2")
+        // Through one proxy, and through two (the client's own prefix is not believed).
+        #expect(proxies.client(peer: "10.0.0.2", forwardedFor: ["203.0.113.5"]) == "203.0.113.5")
+        #expect(proxies.client(peer: "10.0.0.2", forwardedFor: ["1.2.3.4, 203.0.113.5, 10.0.0.3"]) == "203.0.113.5")
+        #expect(proxies.client(peer: "10.0.0.2", forwardedFor: ["1.2.3.4", "203.0.113.5,10.0.0.3"]) == "203.0.113.5")
+        // No header, or only proxies, or garbage: the farthest trusted hop.
+        #expect(proxies.client(peer: "10.0.0.2", forwardedFor: []) == "10.0.0.2")
+        #expect(proxies.client(peer: "10.0.0.2", forwardedFor: ["10.0.0.9"]) == "10.0.0.9")
+        #expect(proxies.client(peer: "10.0.0.2", forwardedFor: ["random-\(UUID())"]) == "10.0.0.2")
+        // One address, one spelling; an IPv6 client counts by its /64.
+        #expect(proxies.client(peer: "10.0.0.2", forwardedFor: ["2001:0db8:0000::0001"]) == "2001:db8::1")
+        let first = proxies.rateKey(peer: "10.0.0.2", forwardedFor: ["2001:db8:aa:bb::1"])
+        #expect(first == "2001:db8:aa:bb::/64")
+        #expect(proxies.rateKey(peer: "10.0.0.2", forwardedFor: ["2001:db8:aa:bb:ffff::7"]) == first)
+        #expect(proxies.rateKey(peer: "10.0.0.2", forwardedFor: ["2001:db8:aa:bc::1"]) != first)
+        #expect(proxies.rateKey(peer: "10.0.0.2", forwardedFor: ["203.0.113.5"]) == "203.0.113.5")
+    }
+
+    @Test("over a real connection: behind a trusted proxy each forwarded client has its own allowance; without trust the header buys nothing")
+    func forwardedClients() async throws {
+        let fixture = try await APIFixture()
+        for trusted in [true, false] {
+            var api = CaptureAPI(vault: fixture.vault)
+            api.rateLimitClock = { .zero }
+            // 3 a minute: one at once.
+            api.tokenRateLimit = 3
+            if trusted { api.trustedProxies = try TrustedProxies(["127.0.0.0/8", "::1"]) }
+            try await Application(router: api.buildRouter(), logger: fixture.logs.logger()).test(.live) { client in
+                let key = fixture.shop.publishable
+                let first = try await Self.post(client, key: key, forwardedFor: "203.0.113.5")
+                let again = try await Self.post(client, key: key, forwardedFor: "203.0.113.5")
+                #expect(first == .created && again == .tooManyRequests)
+                // Another buyer behind the same proxy; or, untrusted, a made-up address.
+                let other = try await Self.post(client, key: key, forwardedFor: "203.0.113.6")
+                #expect(other == (trusted ? .created : .tooManyRequests))
+                // The buyer's own prefix to the header changes nothing.
+                let prefixed = try await Self.post(client, key: key, forwardedFor: "198.51.100.1, 203.0.113.6")
+                #expect(prefixed == .tooManyRequests)
+            }
+        }
+    }
+
+    static func post(_ client: some TestClientProtocol, key: String, forwardedFor: String) async throws -> HTTPResponse.Status {
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer \(key)"
+        headers[.contentType] = "application/json"
+        headers[HTTPField.Name("X-Forwarded-For")!] = forwardedFor
+        return try await client.execute(uri: "/v1/tokens", method: .post, headers: headers, body: ByteBuffer(string: visaBody)) { $0.status }
+    }
 }

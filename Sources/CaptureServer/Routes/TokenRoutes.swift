@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Tokenizer
 
@@ -10,6 +11,10 @@ struct TokenRoutes {
     let idempotent: IdempotentRequests
     /// Token creation with a publishable key, per key and client address; nil for no limit.
     let limiter: RateLimiter?
+    /// Whose `X-Forwarded-For` names the client the limiter counts.
+    let trustedProxies: TrustedProxies
+
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
 
     func add(to group: RouterGroup<APIContext>) {
         group.post("tokens", use: create)
@@ -93,7 +98,7 @@ struct TokenRoutes {
 
     @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
         let merchantID = try context.merchantID()
-        try checkRate(context)
+        try checkRate(request, context)
         let bytes = try await APIBody.collectJSON(request)
         return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
             let body = try APIBody.decode(CreateBody.self, from: bytes)
@@ -136,9 +141,12 @@ struct TokenRoutes {
     /// Takes one from the caller's bucket before the body is read: a refused card counts
     /// as much as an accepted one (card testing is mostly refused cards). Only publishable
     /// keys are limited: they are public, while a secret key is the merchant's own server.
-    func checkRate(_ context: APIContext) throws {
+    func checkRate(_ request: Request, _ context: APIContext) throws {
         guard let limiter, let key = context.apiKey, key.kind == .publishable else { return }
-        let address = context.remoteAddress?.ipAddress ?? "unknown"
+        let address = trustedProxies.rateKey(
+            peer: context.remoteAddress?.ipAddress ?? "unknown",
+            forwardedFor: request.headers[values: Self.forwardedFor]
+        )
         guard let wait = limiter.take(key.hash + " " + address) else { return }
         throw APIError.rateLimited(
             "too many tokens from this publishable key and address (\(limiter.perMinute) a minute, \(limiter.burst) at once); retry in \(wait) s",
