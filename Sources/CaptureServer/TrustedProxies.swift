@@ -103,13 +103,10 @@ public struct TrustedProxies: Sendable, Equatable {
     /// address mapped into IPv6 (`::ffff:10.0.0.7`, as a dual-stack socket shows its peer) is
     /// the IPv4 address.
     static func bytes(of text: String) -> [UInt8]? {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { Array($0) }
-        }
-        var v6 = in6_addr()
-        guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
-        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        var v4 = [UInt8](repeating: 0, count: 4)
+        if v4.withUnsafeMutableBytes({ inet_pton(AF_INET, text, $0.baseAddress) }) == 1 { return v4 }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        guard bytes.withUnsafeMutableBytes({ inet_pton(AF_INET6, text, $0.baseAddress) }) == 1 else { return nil }
         let mappedPrefix: [UInt8] = Array(repeating: 0, count: 10) + [0xFF, 0xFF]
         return bytes.starts(with: mappedPrefix) ? Array(bytes[12...]) : bytes
     }
