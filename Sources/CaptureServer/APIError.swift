@@ -112,7 +112,7 @@ public struct APIError: HTTPResponseError, Sendable {
         switch error.code {
         case .tokenNotFound:
             self.init(.notFound, .invalidRequest, code: code, message: error.message, param: "token")
-        case .clientNotFound, .paymentMethodNotFound, .transactionNotFound:
+        case .clientNotFound, .paymentMethodNotFound, .transactionNotFound, .checkoutSessionNotFound:
             self.init(.notFound, .invalidRequest, code: code, message: error.message, param: error.param)
         case .tokenExpired:
             self.init(.gone, .invalidRequest, code: code, message: error.message, param: "token")
@@ -132,6 +132,8 @@ public struct APIError: HTTPResponseError, Sendable {
             self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "currency")
         case .notRefundable, .invalidRequest:
             self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: error.param)
+        case .checkoutSessionNotOpen:
+            self.init(.conflict, .invalidRequest, code: code, message: error.message, param: error.param)
         case .processorError:
             self.init(.badGateway, .api, code: code, message: error.message)
         case .apiKeyRevoked:

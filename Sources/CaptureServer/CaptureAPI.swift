@@ -42,6 +42,9 @@ public struct CaptureAPI: Sendable {
     /// Reverse proxies whose `X-Forwarded-For` names the client the token limit counts by
     /// (`serve --trusted-proxy`); none by default, and then the header is ignored.
     public var trustedProxies = TrustedProxies()
+    /// The address the hosted checkout page is reached at (`serve --public-url`, such as
+    /// `https://pay.example.com`); nil for the address each API request was sent to.
+    public var publicURL: String?
     /// Days after which expired tokens and scans are deleted outright (their card data goes
     /// minutes after they expire); 0 keeps them. `serve --retention-days`.
     public var retentionDays = 30
@@ -81,6 +84,7 @@ public struct CaptureAPI: Sendable {
         let scanning = scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }
         ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent).add(to: v1)
         PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)
+        CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL).add(to: v1)
         return router
     }
 

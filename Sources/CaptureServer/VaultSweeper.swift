@@ -5,8 +5,8 @@ import Tokenizer
 
 /// Every `interval`, until shut down, from the start: settles charges left pending by a
 /// request that died (older than `pendingAge`), purges the card data of expired and spent
-/// tokens, forgets idempotency keys past their 24 hours, and deletes tokens and scans older
-/// than the retention period.
+/// tokens, ends checkout sessions whose time has run out, forgets idempotency keys past their
+/// 24 hours, and deletes tokens and scans older than the retention period.
 struct VaultSweeper: Service {
     let payments: Payments
     let interval: Duration
@@ -30,6 +30,8 @@ struct VaultSweeper: Service {
                 if settled > 0 { logger.warning("settled charges left pending by an interrupted request", metadata: ["transactions": "\(settled)"]) }
                 let purged = try await vault.purgeExpiredCardData()
                 if purged > 0 { logger.info("purged card data of expired tokens and scans", metadata: ["records": "\(purged)"]) }
+                let expired = try await payments.expireCheckoutSessions()
+                if !expired.isEmpty { logger.info("expired checkout sessions", metadata: ["sessions": "\(expired.count)"]) }
                 try await IdempotencyKeys(vault: vault).purge()
                 if retentionDays > 0 {
                     let deleted = try await vault.deleteExpiredRecords(olderThanDays: retentionDays)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CaptureServer
 import CardCapture
+import Foundation
 import Hummingbird
 import Logging
 import OCRBridge
@@ -71,6 +72,15 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var trustedProxies: [String] = []
 
+    @Option(
+        name: .customLong("public-url"),
+        help: ArgumentHelp(
+            "The address buyers reach this server at, for the hosted checkout page's links (default: the address each API request was sent to).",
+            valueName: "url"
+        )
+    )
+    var publicURL: String?
+
     @OptionGroup var vault: VaultOptions
 
     func validate() throws {
@@ -85,6 +95,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let maxConnections, !(1...1_000_000).contains(maxConnections) {
             throw ValidationError("--max-connections must be from 1 to 1000000")
+        }
+        if let publicURL {
+            guard let url = URLComponents(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false,
+                url.query == nil, url.fragment == nil
+            else {
+                throw ValidationError("--public-url must be an http or https address such as https://pay.example.com")
+            }
         }
         do {
             _ = try TrustedProxies(trustedProxies)
@@ -119,6 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
         api.tokenRateLimit = tokenRateLimit
         api.retentionDays = retentionDays
         api.trustedProxies = try TrustedProxies(trustedProxies)
+        api.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         var limits = ConnectionLimits(maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximumConnections)
         limits.idleTimeout = .seconds(idleTimeout)
         limits.headerTimeout = .seconds(headerTimeout)

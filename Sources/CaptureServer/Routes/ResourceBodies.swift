@@ -134,8 +134,12 @@ enum ResourceBodies {
         let hasMore: Bool
 
         init<Record>(_ page: Page<Record>, _ transform: (Record) -> Item) {
-            data = page.items.map(transform)
-            hasMore = page.hasMore
+            self.init(data: page.items.map(transform), hasMore: page.hasMore)
+        }
+
+        init(data: [Item], hasMore: Bool) {
+            self.data = data
+            self.hasMore = hasMore
         }
 
         enum CodingKeys: String, CodingKey {

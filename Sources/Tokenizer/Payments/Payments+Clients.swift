@@ -128,7 +128,7 @@ extension Payments {
 
     /// A page of `limit` records after the one whose id is `startingAfter` (`find` looks it up;
     /// `notFound` when it is not there), read one longer to learn whether more follow.
-    private func page<Record: Sendable>(
+    func page<Record: Sendable>(
         after startingAfter: String?,
         limit: Int,
         find: (String) async throws -> Record?,

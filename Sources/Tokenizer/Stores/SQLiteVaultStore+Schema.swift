@@ -163,6 +163,36 @@ extension SQLiteVaultStore {
             // many transactions a merchant has.
             try db.execute(sql: #"CREATE INDEX transaction_by_merchant_time ON "transaction" (merchant_id, created_at, id)"#)
         }
+        migrator.registerMigration("v9: checkout sessions") { db in
+            try db.create(table: "checkout_session") { table in
+                table.primaryKey("id", .text)
+                table.column("merchant_id", .text).notNull().references("merchant")
+                table.column("status", .text).notNull()
+                table.column("amount", .integer).notNull()
+                table.column("currency", .text).notNull()
+                table.column("description", .text)
+                table.column("return_url", .text).notNull()
+                table.column("cancel_url", .text)
+                table.column("allowed_brands", .text)
+                table.column("return_format", .text).notNull()
+                table.column("tax_rate", .text)
+                table.column("client_id", .text)
+                table.column("save_payment_method", .boolean).notNull()
+                table.column("metadata", .text).notNull()
+                table.column("transaction_id", .text)
+                table.column("attempts", .integer).notNull().defaults(to: 0)
+                table.column("created_at", .datetime).notNull()
+                table.column("expires_at", .datetime).notNull()
+                table.column("ended_at", .datetime)
+            }
+            // Lists newest first, as the transactions'; the sweeper finds open sessions by time.
+            try db.execute(
+                sql: """
+                    CREATE INDEX checkout_session_by_merchant_time ON checkout_session (merchant_id, created_at, id);
+                    CREATE INDEX checkout_session_open ON checkout_session (expires_at) WHERE status = 'open';
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -114,6 +114,23 @@ public protocol VaultStore: Sendable {
     func releaseIdempotency(merchantID: String, key: String, at now: Date) async throws
     /// Forgets keys older than `date`.
     func purgeIdempotency(before date: Date) async throws -> Int
+
+    // MARK: - Checkout sessions
+
+    func insertCheckoutSession(_ session: CheckoutSessionRecord) async throws
+    /// The session with this id, whoever's (the hosted page knows only the id).
+    func checkoutSession(id: String) async throws -> CheckoutSessionRecord?
+    /// A merchant's sessions, newest first: at most `limit`, those after `after` when given.
+    func checkoutSessions(merchantID: String, after: CheckoutSessionRecord?, limit: Int) async throws -> [CheckoutSessionRecord]
+    /// Ends an open session as `status` (complete with its transaction, or canceled),
+    /// atomically; nil (and nothing written) when it is not open.
+    func endCheckoutSession(id: String, status: String, transactionID: String?, at now: Date) async throws -> CheckoutSessionRecord?
+    /// Counts a payment attempt on the page, if the session is open, not past its time at
+    /// `now`, and has had fewer than `limit`; nil (and nothing written) otherwise.
+    func countCheckoutAttempt(id: String, limit: Int, at now: Date) async throws -> CheckoutSessionRecord?
+    /// Ends as `expired` the open sessions whose time ran out before `now`, at most `limit`,
+    /// and returns them.
+    func expireCheckoutSessions(before now: Date, limit: Int) async throws -> [CheckoutSessionRecord]
 }
 
 extension VaultStore {

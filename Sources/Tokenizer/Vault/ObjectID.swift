@@ -29,6 +29,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         public static let scan = Kind(prefix: "scan_", timeOrdered: true)
         public static let merchant = Kind(prefix: "mer_", timeOrdered: true)
         public static let refund = Kind(prefix: "re_", timeOrdered: true)
+        public static let checkoutSession = Kind(prefix: "cs_", timeOrdered: true)
         public static let request = Kind(prefix: "req_", timeOrdered: false)
         public static let publishableKey = Kind(prefix: "pk_", timeOrdered: false)
         public static let secretKey = Kind(prefix: "sk_", timeOrdered: false)

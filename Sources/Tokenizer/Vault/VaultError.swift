@@ -33,6 +33,8 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case scanAlreadyUsed = "scan_already_used"
             case scanWithoutNumber = "scan_without_number"
             case processorError = "processor_error"
+            case checkoutSessionNotFound = "checkout_session_not_found"
+            case checkoutSessionNotOpen = "checkout_session_not_open"
         }
 
         let base: Base
@@ -96,6 +98,11 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The processor could not be reached or refused to answer (a refund it did not make,
         /// a question about an authorization it could not answer); nothing was changed.
         public static let processorError = Code(base: .processorError)
+
+        /// No checkout session with this id for this merchant.
+        public static let checkoutSessionNotFound = Code(base: .checkoutSessionNotFound)
+        /// The checkout session is complete, expired or canceled: it takes no more changes.
+        public static let checkoutSessionNotOpen = Code(base: .checkoutSessionNotOpen)
 
         public var rawValue: String { base.rawValue }
         public var description: String { base.rawValue }

@@ -1,0 +1,235 @@
+import CardCapture
+import Foundation
+
+extension Payments {
+    /// What a merchant's backend asks to be paid on the hosted page.
+    public struct CheckoutRequest: Sendable {
+        public var amount: Int
+        public var currency: String
+        public var description: String?
+        public var returnURL: String
+        public var cancelURL: String?
+        /// Brand ids (`visa`, `mastercard`, …); nil takes every brand.
+        public var allowedBrands: [String]?
+        /// Seconds the session stays open: 10 to 86,400.
+        public var expiresIn: Int
+        /// `query` (the default) or `ifcc`.
+        public var returnFormat: String
+        /// Percent as a decimal string ("8.5"), 0 to 100, at most 3 decimals.
+        public var taxRate: String?
+        public var client: String?
+        public var savePaymentMethod: Bool
+        public var metadata: [String: String]
+
+        public init(
+            amount: Int,
+            currency: String,
+            description: String? = nil,
+            returnURL: String,
+            cancelURL: String? = nil,
+            allowedBrands: [String]? = nil,
+            expiresIn: Int = Payments.defaultCheckoutLifetime,
+            returnFormat: String = "query",
+            taxRate: String? = nil,
+            client: String? = nil,
+            savePaymentMethod: Bool = false,
+            metadata: [String: String] = [:]
+        ) {
+            self.amount = amount
+            self.currency = currency
+            self.description = description
+            self.returnURL = returnURL
+            self.cancelURL = cancelURL
+            self.allowedBrands = allowedBrands
+            self.expiresIn = expiresIn
+            self.returnFormat = returnFormat
+            self.taxRate = taxRate
+            self.client = client
+            self.savePaymentMethod = savePaymentMethod
+            self.metadata = metadata
+        }
+    }
+
+    /// Seconds a checkout session stays open unless told: 30 minutes.
+    public static let defaultCheckoutLifetime = 1800
+    /// Payments a buyer may try on one session (declines included).
+    public static let checkoutAttemptLimit = 5
+    static let checkoutLifetimes = 10...86_400
+    static let returnFormats = ["query", "ifcc"]
+
+    /// Opens a checkout session for `request`, after checking every part of it.
+    public func createCheckoutSession(_ request: CheckoutRequest, merchantID: String) async throws(VaultError) -> CheckoutSessionRecord {
+        let currency = try Currency(request.currency)
+        try Vault.check(amount: request.amount, in: currency)
+        if let description = request.description, description.count > 500 {
+            throw VaultError(.invalidRequest, "description is limited to 500 characters", param: "description")
+        }
+        try Self.checkURL(request.returnURL, param: "return_url")
+        if let cancel = request.cancelURL { try Self.checkURL(cancel, param: "cancel_url") }
+        if let brands = request.allowedBrands {
+            guard !brands.isEmpty else {
+                throw VaultError(.invalidRequest, "allowed_brands must name at least one brand, or be left out for all", param: "allowed_brands")
+            }
+            let known = CardBrand.all.map(\.id)
+            if let unknown = brands.first(where: { !known.contains($0) }) {
+                throw VaultError(
+                    .invalidRequest,
+                    "allowed_brands: '\(unknown.prefix(40))' is not a brand; use \(known.joined(separator: ", "))",
+                    param: "allowed_brands"
+                )
+            }
+        }
+        guard Self.checkoutLifetimes.contains(request.expiresIn) else {
+            throw VaultError(.invalidRequest, "expires_in must be from 10 to 86400 seconds", param: "expires_in")
+        }
+        guard Self.returnFormats.contains(request.returnFormat) else {
+            throw VaultError(.invalidRequest, "return_format must be \"query\" or \"ifcc\"", param: "return_format")
+        }
+        if let rate = request.taxRate { _ = try Self.taxRate(rate) }
+        if request.savePaymentMethod && request.client == nil {
+            throw VaultError(.invalidRequest, "save_payment_method needs the client to save the card for", param: "client")
+        }
+        if let client = request.client { try await requireClient(client, merchantID: merchantID) }
+        try Self.checkMetadata(request.metadata)
+        let now = vault.configuration.now()
+        let session = CheckoutSessionRecord(
+            id: ObjectID.random(.checkoutSession).rawValue,
+            merchantID: merchantID,
+            status: CheckoutSessionRecord.open,
+            amount: request.amount,
+            currency: currency.code,
+            description: request.description,
+            returnURL: request.returnURL,
+            cancelURL: request.cancelURL,
+            allowedBrands: request.allowedBrands.map { brands in
+                brands.enumerated().filter { !brands[..<$0.offset].contains($0.element) }.map(\.element)
+            },
+            returnFormat: request.returnFormat,
+            taxRate: request.taxRate,
+            clientID: request.client,
+            savePaymentMethod: request.savePaymentMethod,
+            metadata: request.metadata,
+            transactionID: nil,
+            attempts: 0,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(TimeInterval(request.expiresIn)),
+            endedAt: nil
+        )
+        try await storing("record the checkout session") { try await store.insertCheckoutSession(session) }
+        return session
+    }
+
+    /// A merchant's checkout session. One whose time has run out reads as `expired` even
+    /// before the sweeper has ended it.
+    public func checkoutSession(_ id: String, merchantID: String) async throws(VaultError) -> CheckoutSessionRecord {
+        guard let session = try await storing("read the checkout session", { try await store.checkoutSession(id: id) }),
+            session.merchantID == merchantID
+        else {
+            throw VaultError(.checkoutSessionNotFound, "no checkout session \(id.prefix(40)) for this merchant", param: "id")
+        }
+        return current(session)
+    }
+
+    /// The merchant's checkout sessions, newest first, a page at a time.
+    public func checkoutSessions(
+        merchantID: String,
+        startingAfter: String? = nil,
+        limit: Int = 100
+    ) async throws(VaultError) -> Page<CheckoutSessionRecord> {
+        let listed = try await page(
+            after: startingAfter,
+            limit: limit,
+            find: { id in try await store.checkoutSession(id: id).flatMap { $0.merchantID == merchantID ? $0 : nil } },
+            notFound: VaultError(
+                .checkoutSessionNotFound,
+                "no checkout session \(startingAfter?.prefix(40) ?? "") for this merchant to start after",
+                param: "starting_after"
+            ),
+            fetch: { try await store.checkoutSessions(merchantID: merchantID, after: $0, limit: $1) }
+        )
+        return Page(items: listed.items.map(current), hasMore: listed.hasMore)
+    }
+
+    /// Cancels an open session: its page takes no payment from then on.
+    public func cancelCheckoutSession(_ id: String, merchantID: String) async throws(VaultError) -> CheckoutSessionRecord {
+        let session = try await checkoutSession(id, merchantID: merchantID)
+        guard session.status == CheckoutSessionRecord.open,
+            let canceled = try await storing(
+                "cancel the checkout session",
+                {
+                    try await store.endCheckoutSession(
+                        id: id,
+                        status: CheckoutSessionRecord.canceled,
+                        transactionID: nil,
+                        at: vault.configuration.now()
+                    )
+                }
+            )
+        else {
+            let now = try await checkoutSession(id, merchantID: merchantID)
+            throw VaultError(
+                .checkoutSessionNotOpen,
+                "checkout session \(id) is \(now.status): only an open session can be canceled",
+                param: "id"
+            )
+        }
+        return canceled
+    }
+
+    /// Ends as `expired` every open session whose time has run out; returns them.
+    @discardableResult
+    public func expireCheckoutSessions() async throws(VaultError) -> [CheckoutSessionRecord] {
+        let now = vault.configuration.now()
+        var expired: [CheckoutSessionRecord] = []
+        while true {
+            let batch = try await storing("expire checkout sessions") { try await store.expireCheckoutSessions(before: now, limit: 500) }
+            expired += batch
+            if batch.count < 500 { return expired }
+        }
+    }
+
+    /// The session as it stands now: an open one past its time is expired.
+    func current(_ session: CheckoutSessionRecord) -> CheckoutSessionRecord {
+        guard session.status == CheckoutSessionRecord.open, session.expiresAt <= vault.configuration.now() else { return session }
+        var expired = session
+        expired.status = CheckoutSessionRecord.expired
+        expired.endedAt = session.expiresAt
+        return expired
+    }
+
+    /// An absolute http or https URL of at most 2,048 characters.
+    static func checkURL(_ text: String, param: String) throws(VaultError) {
+        guard text.utf8.count <= 2048, let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
+            scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty
+        else {
+            throw VaultError(.invalidRequest, "\(param) must be an absolute http or https URL of at most 2048 characters", param: param)
+        }
+    }
+
+    /// A tax rate in thousandths of a percent ("8.5" is 8500), from 0 to 100 %.
+    static func taxRate(_ text: String) throws(VaultError) -> Int {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts[0]
+        let fraction = parts.count == 2 ? parts[1] : ""
+        guard !whole.isEmpty, whole.count <= 3, fraction.count <= 3, parts.count == 1 || !fraction.isEmpty,
+            (whole + fraction).allSatisfy({ $0.isASCII && $0.isNumber }),
+            let value = Int(whole + fraction.padding(toLength: 3, withPad: "0", startingAt: 0)), value <= 100_000
+        else {
+            throw VaultError(.invalidRequest, "tax_rate must be a percentage from 0 to 100 as a string, such as \"8.5\"", param: "tax_rate")
+        }
+        return value
+    }
+
+    /// Stripe's limits: 50 keys of at most 40 characters, values of at most 500.
+    static func checkMetadata(_ metadata: [String: String]) throws(VaultError) {
+        guard metadata.count <= 50 else { throw VaultError(.invalidRequest, "metadata holds at most 50 keys", param: "metadata") }
+        for (key, value) in metadata {
+            guard !key.isEmpty, key.count <= 40 else {
+                throw VaultError(.invalidRequest, "metadata keys are 1 to 40 characters", param: "metadata")
+            }
+            guard value.count <= 500 else {
+                throw VaultError(.invalidRequest, "metadata value for \(key) is over 500 characters", param: "metadata")
+            }
+        }
+    }
+}

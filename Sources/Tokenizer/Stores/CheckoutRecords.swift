@@ -1,0 +1,37 @@
+public import Foundation
+
+/// A payment asked for by a merchant's backend and taken on the hosted page: open until it is
+/// paid (complete), canceled, or its time runs out (expired). One payment per session.
+public struct CheckoutSessionRecord: Sendable, Codable, Equatable {
+    public var id: String
+    public var merchantID: String
+    /// `open`, `complete`, `expired` or `canceled`.
+    public var status: String
+    public var amount: Int
+    public var currency: String
+    public var description: String?
+    public var returnURL: String
+    public var cancelURL: String?
+    /// Brand ids the page takes (comma-separated in the store); nil for every brand.
+    public var allowedBrands: [String]?
+    /// `query` or `ifcc`: how the outcome is added to the return URL.
+    public var returnFormat: String
+    /// Percent, as given ("8.5"); the amount includes the tax.
+    public var taxRate: String?
+    public var clientID: String?
+    public var savePaymentMethod: Bool
+    public var metadata: [String: String]
+    /// The payment, once the session is complete.
+    public var transactionID: String?
+    /// Payments tried on the page (declines included).
+    public var attempts: Int
+    public var createdAt: Date
+    public var expiresAt: Date
+    /// When the session became complete, expired or canceled.
+    public var endedAt: Date?
+
+    public static let open = "open"
+    public static let complete = "complete"
+    public static let expired = "expired"
+    public static let canceled = "canceled"
+}

@@ -1,0 +1,114 @@
+public import Foundation
+public import GRDB
+
+extension SQLiteVaultStore {
+    public func insertCheckoutSession(_ session: CheckoutSessionRecord) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO checkout_session (id, merchant_id, status, amount, currency, description, return_url, cancel_url,
+                      allowed_brands, return_format, tax_rate, client_id, save_payment_method, metadata, transaction_id, attempts,
+                      created_at, expires_at, ended_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    session.id, session.merchantID, session.status, session.amount, session.currency, session.description,
+                    session.returnURL, session.cancelURL, session.allowedBrands?.joined(separator: ","), session.returnFormat,
+                    session.taxRate, session.clientID, session.savePaymentMethod, try CheckoutSessionRecord.encode(session.metadata),
+                    session.transactionID, session.attempts, session.createdAt, session.expiresAt, session.endedAt,
+                ]
+            )
+        }
+    }
+
+    public func checkoutSession(id: String) async throws -> CheckoutSessionRecord? {
+        try await database.read { db in try CheckoutSessionRecord.fetchOne(db, key: id) }
+    }
+
+    public func checkoutSessions(merchantID: String, after: CheckoutSessionRecord?, limit: Int) async throws -> [CheckoutSessionRecord] {
+        try await database.read { db in
+            var request = CheckoutSessionRecord.filter(Column("merchant_id") == merchantID)
+            if let after {
+                let created = Column("created_at")
+                request = request.filter(created < after.createdAt || (created == after.createdAt && Column("id") < after.id))
+            }
+            return try request.order(Column("created_at").desc, Column("id").desc).limit(limit).fetchAll(db)
+        }
+    }
+
+    public func endCheckoutSession(id: String, status: String, transactionID: String?, at now: Date) async throws -> CheckoutSessionRecord? {
+        try await database.write { db in
+            try CheckoutSessionRecord.fetchOne(
+                db,
+                sql: """
+                    UPDATE checkout_session SET status = ?, transaction_id = ?, ended_at = ?
+                    WHERE id = ? AND status = 'open' RETURNING *
+                    """,
+                arguments: [status, transactionID, now, id]
+            )
+        }
+    }
+
+    public func countCheckoutAttempt(id: String, limit: Int, at now: Date) async throws -> CheckoutSessionRecord? {
+        try await database.write { db in
+            try CheckoutSessionRecord.fetchOne(
+                db,
+                sql: """
+                    UPDATE checkout_session SET attempts = attempts + 1
+                    WHERE id = ? AND status = 'open' AND expires_at > ? AND attempts < ? RETURNING *
+                    """,
+                arguments: [id, now, limit]
+            )
+        }
+    }
+
+    public func expireCheckoutSessions(before now: Date, limit: Int) async throws -> [CheckoutSessionRecord] {
+        try await database.write { db in
+            try CheckoutSessionRecord.fetchAll(
+                db,
+                sql: """
+                    UPDATE checkout_session SET status = 'expired', ended_at = ?
+                    WHERE id IN (SELECT id FROM checkout_session WHERE status = 'open' AND expires_at <= ? ORDER BY expires_at LIMIT ?)
+                    RETURNING *
+                    """,
+                arguments: [now, now, limit]
+            )
+        }
+    }
+}
+
+extension CheckoutSessionRecord: FetchableRecord, TableRecord {
+    public static let databaseTableName = "checkout_session"
+
+    public init(row: Row) throws {
+        let brands: String? = row["allowed_brands"]
+        let metadata: String = row["metadata"]
+        self.init(
+            id: row["id"],
+            merchantID: row["merchant_id"],
+            status: row["status"],
+            amount: row["amount"],
+            currency: row["currency"],
+            description: row["description"],
+            returnURL: row["return_url"],
+            cancelURL: row["cancel_url"],
+            allowedBrands: brands.map { $0.split(separator: ",").map(String.init) },
+            returnFormat: row["return_format"],
+            taxRate: row["tax_rate"],
+            clientID: row["client_id"],
+            savePaymentMethod: row["save_payment_method"],
+            metadata: try JSONDecoder().decode([String: String].self, from: Data(metadata.utf8)),
+            transactionID: row["transaction_id"],
+            attempts: row["attempts"],
+            createdAt: row["created_at"],
+            expiresAt: row["expires_at"],
+            endedAt: row["ended_at"]
+        )
+    }
+
+    static func encode(_ metadata: [String: String]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(metadata), as: UTF8.self)
+    }
+}

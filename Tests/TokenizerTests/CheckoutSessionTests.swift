@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import Tokenizer
+
+@Suite("Checkout sessions: open until paid, canceled or out of time")
+struct CheckoutSessionTests {
+    static func request(expiresIn: Int = 1800) -> Payments.CheckoutRequest {
+        Payments.CheckoutRequest(
+            amount: 1099,
+            currency: "usd",
+            description: "Two coffees",
+            returnURL: "https://shop.example/done?order=17",
+            allowedBrands: ["visa", "mastercard", "visa"],
+            expiresIn: expiresIn,
+            taxRate: "8.5",
+            metadata: ["order": "17"]
+        )
+    }
+
+    static func wrong(_ change: (inout Payments.CheckoutRequest) -> Void) -> Payments.CheckoutRequest {
+        var request = request()
+        change(&request)
+        return request
+    }
+
+    @Test("a new session is open, keeps what it was asked, and reads back the same")
+    func create() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Payments(vault: fixture.vault)
+        let session = try await payments.createCheckoutSession(Self.request(), merchantID: fixture.merchantID)
+        #expect(session.id.hasPrefix("cs_"))
+        #expect(session.status == "open" && session.attempts == 0 && session.transactionID == nil)
+        #expect(session.currency == "USD")
+        #expect(session.allowedBrands == ["visa", "mastercard"])
+        #expect(session.expiresAt == fixture.clock.now.addingTimeInterval(1800))
+        let read = try await payments.checkoutSession(session.id, merchantID: fixture.merchantID)
+        #expect(read == session)
+        // Another merchant's session reads as not found.
+        let other = try await fixture.vault.createMerchant(named: "other")
+        let error = await #expect(throws: VaultError.self) { try await payments.checkoutSession(session.id, merchantID: other.merchant.id) }
+        #expect(error?.code == .checkoutSessionNotFound)
+    }
+
+    @Test("out of time a session reads expired at once, the sweep ends it for good, and it can no longer be canceled")
+    func expiry() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Payments(vault: fixture.vault)
+        let short = try await payments.createCheckoutSession(Self.request(expiresIn: 10), merchantID: fixture.merchantID)
+        let long = try await payments.createCheckoutSession(Self.request(), merchantID: fixture.merchantID)
+        fixture.clock.advance(seconds: 9)
+        #expect(try await payments.expireCheckoutSessions().isEmpty)
+        fixture.clock.advance(seconds: 1)
+        #expect(try await payments.checkoutSession(short.id, merchantID: fixture.merchantID).status == "expired")
+        let swept = try await payments.expireCheckoutSessions()
+        #expect(swept.map(\.id) == [short.id])
+        #expect(swept.first?.endedAt == fixture.clock.now)
+        #expect(try await payments.expireCheckoutSessions().isEmpty)
+        let error = await #expect(throws: VaultError.self) { try await payments.cancelCheckoutSession(short.id, merchantID: fixture.merchantID) }
+        #expect(error?.code == .checkoutSessionNotOpen)
+        #expect(try await payments.checkoutSession(long.id, merchantID: fixture.merchantID).status == "open")
+    }
+
+    @Test("a canceled session stays canceled: a second cancel, or an expiry sweep, changes nothing")
+    func cancel() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Payments(vault: fixture.vault)
+        let session = try await payments.createCheckoutSession(Self.request(expiresIn: 10), merchantID: fixture.merchantID)
+        let canceled = try await payments.cancelCheckoutSession(session.id, merchantID: fixture.merchantID)
+        #expect(canceled.status == "canceled" && canceled.endedAt == fixture.clock.now)
+        await #expect(throws: VaultError.self) { try await payments.cancelCheckoutSession(session.id, merchantID: fixture.merchantID) }
+        fixture.clock.advance(seconds: 60)
+        #expect(try await payments.expireCheckoutSessions().isEmpty)
+        #expect(try await payments.checkoutSession(session.id, merchantID: fixture.merchantID).status == "canceled")
+    }
+
+    @Test(
+        "a session asked wrongly is refused, naming the parameter",
+        arguments: [
+            ("return_url", wrong { $0.returnURL = "ftp://shop.example/done" }),
+            ("return_url", wrong { $0.returnURL = "/done" }),
+            ("return_url", wrong { $0.returnURL = "https://" + String(repeating: "a", count: 2100) + ".example" }),
+            ("cancel_url", wrong { $0.cancelURL = "javascript:alert(1)" }),
+            ("allowed_brands", wrong { $0.allowedBrands = ["visa", "bogus"] }),
+            ("allowed_brands", wrong { $0.allowedBrands = [] }),
+            ("expires_in", wrong { $0.expiresIn = 9 }),
+            ("expires_in", wrong { $0.expiresIn = 86_401 }),
+            ("return_format", wrong { $0.returnFormat = "xml" }),
+            ("tax_rate", wrong { $0.taxRate = "abc" }),
+            ("tax_rate", wrong { $0.taxRate = "100.001" }),
+            ("tax_rate", wrong { $0.taxRate = "8.5555" }),
+            ("tax_rate", wrong { $0.taxRate = "-1" }),
+            ("tax_rate", wrong { $0.taxRate = "8." }),
+            ("client", wrong { $0.savePaymentMethod = true }),
+            ("client", wrong { $0.client = "client_nobody" }),
+            ("metadata", wrong { $0.metadata = Dictionary(uniqueKeysWithValues: (0..<51).map { ("k\($0)", "v") }) }),
+            ("metadata", wrong { $0.metadata = ["k": String(repeating: "v", count: 501)] }),
+            ("amount", wrong { $0.amount = 0 }),
+            ("currency", wrong { $0.currency = "XYZ" }),
+            ("description", wrong { $0.description = String(repeating: "d", count: 501) }),
+        ] as [(String, Payments.CheckoutRequest)]
+    )
+    func refused(param: String, request: Payments.CheckoutRequest) async throws {
+        let fixture = try await VaultFixture()
+        let payments = Payments(vault: fixture.vault)
+        let error = await #expect(throws: VaultError.self) { try await payments.createCheckoutSession(request, merchantID: fixture.merchantID) }
+        // The amount's and currency's codes name their parameter themselves (the API adds it).
+        let named = error?.param ?? [VaultError.Code.invalidAmount: "amount", .invalidCurrency: "currency"][error?.code ?? .storage]
+        #expect(named == param, "\(error?.message ?? "no error")")
+        let page = try await payments.checkoutSessions(merchantID: fixture.merchantID)
+        #expect(page.items.isEmpty, "a refused session was stored")
+    }
+
+    @Test("tax rates from 0 to 100 with up to three decimals are taken", arguments: ["0", "8.5", "19", "7.125", "100", "100.000"])
+    func taxRates(rate: String) async throws {
+        let fixture = try await VaultFixture()
+        var request = Self.request()
+        request.taxRate = rate
+        let session = try await Payments(vault: fixture.vault).createCheckoutSession(request, merchantID: fixture.merchantID)
+        #expect(session.taxRate == rate)
+    }
+}
