@@ -1,3 +1,4 @@
+import CardCapture
 import Foundation
 import Testing
 import Tokenizer
@@ -117,5 +118,86 @@ struct CheckoutSessionTests {
         request.taxRate = rate
         let session = try await Payments(vault: fixture.vault).createCheckoutSession(request, merchantID: fixture.merchantID)
         #expect(session.taxRate == rate)
+    }
+
+    static func card(_ number: String) -> CardInput {
+        CardInput(number: number, expMonth: 12, expYear: 2030, cvc: "123", holder: "ALEX MORGAN")
+    }
+
+    @Test("a decline leaves the session open for another card; a success completes it with its transaction, once")
+    func pay() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Payments(vault: fixture.vault)
+        let session = try await payments.createCheckoutSession(Self.request(), merchantID: fixture.merchantID)
+        guard case .refused(let open, let declined) = try await payments.payCheckoutSession(session.id, card: Self.card("4000000000000002")) else {
+            Issue.record("a declined card did not leave the session open")
+            return
+        }
+        #expect(open.status == "open" && open.attempts == 1)
+        #expect(declined.status == "declined" && declined.declineCode == "card_declined" && declined.amount == 1099)
+        guard case .paid(let complete, let paid) = try await payments.payCheckoutSession(session.id, card: Self.card("4242424242424242")) else {
+            Issue.record("a good card did not pay the session")
+            return
+        }
+        #expect(complete.status == "complete" && complete.attempts == 2 && complete.transactionID == paid.id)
+        #expect(paid.status == "succeeded" && paid.amount == 1099 && paid.currency == "USD" && paid.description == "Two coffees")
+        let again = await #expect(throws: VaultError.self) { try await payments.payCheckoutSession(session.id, card: Self.card("4242424242424242")) }
+        #expect(again?.code == .checkoutSessionNotOpen)
+        let page = try await payments.transactions(merchantID: fixture.merchantID, client: nil)
+        #expect(page.items.filter { $0.status == "succeeded" }.count == 1)
+    }
+
+    @Test("a brand the session does not take, or a wrong card, is refused with its reason, counts as an attempt, and frees the session")
+    func refusedCards() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Payments(vault: fixture.vault)
+        var request = Self.request()
+        request.allowedBrands = ["visa"]
+        let session = try await payments.createCheckoutSession(request, merchantID: fixture.merchantID)
+        let brand = await #expect(throws: VaultError.self) { try await payments.payCheckoutSession(session.id, card: Self.card("5555555555554444")) }
+        #expect(brand?.param == "number" && brand?.message.contains("Mastercard cards are not taken here; use Visa") == true)
+        await #expect(throws: CardValidationError.self) { try await payments.payCheckoutSession(session.id, card: Self.card("4242424242424241")) }
+        let read = try await payments.checkoutSession(session.id, merchantID: fixture.merchantID)
+        #expect(read.attempts == 2 && read.status == "open")
+        guard case .paid = try await payments.payCheckoutSession(session.id, card: Self.card("4242424242424242")) else {
+            Issue.record("the session was not freed for a good card")
+            return
+        }
+    }
+
+    @Test("after five attempts the page takes no more; an expired session takes none")
+    func limits() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Payments(vault: fixture.vault)
+        let session = try await payments.createCheckoutSession(Self.request(), merchantID: fixture.merchantID)
+        for _ in 0..<Payments.checkoutAttemptLimit {
+            _ = try await payments.payCheckoutSession(session.id, card: Self.card("4000000000009995"))
+        }
+        let used = await #expect(throws: VaultError.self) { try await payments.payCheckoutSession(session.id, card: Self.card("4242424242424242")) }
+        #expect(used?.code == .checkoutSessionNotOpen && used?.message.contains("5 times") == true)
+        let short = try await payments.createCheckoutSession(Self.request(expiresIn: 10), merchantID: fixture.merchantID)
+        fixture.clock.advance(seconds: 10)
+        let expired = await #expect(throws: VaultError.self) { try await payments.payCheckoutSession(short.id, card: Self.card("4242424242424242")) }
+        #expect(expired?.message == "this payment is expired")
+    }
+
+    @Test("ten buyers paying one session at once: exactly one payment is taken")
+    func concurrentPayments() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Payments(vault: fixture.vault)
+        let session = try await payments.createCheckoutSession(Self.request(), merchantID: fixture.merchantID)
+        let paid = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    if case .paid = try? await payments.payCheckoutSession(session.id, card: Self.card("4242424242424242")) { return true }
+                    return false
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(paid == 1)
+        let page = try await payments.transactions(merchantID: fixture.merchantID, client: nil)
+        #expect(page.items.count == 1)
+        #expect(try await payments.checkoutSession(session.id, merchantID: fixture.merchantID).status == "complete")
     }
 }

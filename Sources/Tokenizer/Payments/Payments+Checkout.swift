@@ -167,13 +167,92 @@ extension Payments {
             )
         else {
             let now = try await checkoutSession(id, merchantID: merchantID)
-            throw VaultError(
-                .checkoutSessionNotOpen,
-                "checkout session \(id) is \(now.status): only an open session can be canceled",
-                param: "id"
-            )
+            let message =
+                now.status == CheckoutSessionRecord.open
+                ? "a payment on checkout session \(id) is under way; it can be canceled if that payment fails"
+                : "checkout session \(id) is \(now.status): only an open session can be canceled"
+            throw VaultError(.checkoutSessionNotOpen, message, param: "id")
         }
         return canceled
+    }
+
+    /// What became of a payment tried on a session's page.
+    public enum CheckoutPayment: Sendable {
+        /// Paid: the session is complete.
+        case paid(CheckoutSessionRecord, TransactionRecord)
+        /// Declined or failed: the session stays open for another card, while attempts last.
+        case refused(CheckoutSessionRecord, TransactionRecord)
+    }
+
+    /// How long a payment on the page holds its session: far above a processor's timeout.
+    static let checkoutPaymentLease: TimeInterval = 120
+
+    /// Pays a session with a card typed on its page: one attempt counted, the card checked
+    /// against the session's brands, tokenized bound to the amount, and charged.
+    ///
+    /// - Throws: ``VaultError`` `checkout_session_not_found` / `checkout_session_not_open`
+    ///   (complete, expired, canceled, out of attempts, or another payment under way), or the
+    ///   card's ``CardValidationError``, or `invalid_request` (param `number`) for a brand the
+    ///   session does not take. A refused card still counts as an attempt.
+    public func payCheckoutSession(_ id: String, card: CardInput) async throws -> CheckoutPayment {
+        let now = vault.configuration.now()
+        let claim = try await storing("start the payment") {
+            try await store.claimCheckoutPayment(
+                id: id,
+                attemptLimit: Self.checkoutAttemptLimit,
+                at: now,
+                leaseUntil: now.addingTimeInterval(Self.checkoutPaymentLease)
+            )
+        }
+        let session: CheckoutSessionRecord
+        switch claim {
+        case .claimed(let claimed):
+            session = claimed
+        case .notFound:
+            throw VaultError(.checkoutSessionNotFound, "no checkout session \(id.prefix(40))", param: "id")
+        case .notOpen(let ended):
+            throw VaultError(.checkoutSessionNotOpen, "this payment is \(current(ended).status)", param: "id")
+        case .attemptsUsed:
+            throw VaultError(
+                .checkoutSessionNotOpen,
+                "this payment has been tried \(Self.checkoutAttemptLimit) times, the most it allows; ask the merchant for a new link",
+                param: "id"
+            )
+        case .busy:
+            throw VaultError(.checkoutSessionNotOpen, "a payment on this page is already under way; wait for it to finish", param: "id")
+        }
+        do {
+            if let allowed = session.allowedBrands, let brand = CardBrand.detect(card.number), !allowed.contains(brand.id) {
+                let taken = CardBrand.list(CardBrand.all.filter { allowed.contains($0.id) })
+                throw VaultError(.invalidRequest, "\(brand.displayName) cards are not taken here; use \(taken)", param: "number")
+            }
+            let token = try await vault.createToken(for: session.merchantID, card: card, amount: session.amount, currency: session.currency)
+            let transaction = try await charge(
+                ChargeRequest(
+                    token: token.id,
+                    amount: session.amount,
+                    currency: session.currency,
+                    description: session.description,
+                    client: session.clientID,
+                    savePaymentMethod: session.savePaymentMethod
+                ),
+                merchantID: session.merchantID
+            )
+            let done = vault.configuration.now()
+            if transaction.status == "succeeded" {
+                let complete = try await storing("complete the checkout session") {
+                    try await store.finishCheckoutPayment(id: id, transactionID: transaction.id, at: done)
+                }
+                return .paid(complete ?? session, transaction)
+            }
+            let open = try await storing("release the checkout session") {
+                try await store.finishCheckoutPayment(id: id, transactionID: nil, at: done)
+            }
+            return .refused(open ?? session, transaction)
+        } catch {
+            _ = try? await store.finishCheckoutPayment(id: id, transactionID: nil, at: vault.configuration.now())
+            throw error
+        }
     }
 
     /// Ends as `expired` every open session whose time has run out; returns them.

@@ -35,3 +35,16 @@ public struct CheckoutSessionRecord: Sendable, Codable, Equatable {
     public static let expired = "expired"
     public static let canceled = "canceled"
 }
+
+/// Whether a payment may start on a session's page.
+public enum CheckoutClaim: Sendable, Equatable {
+    /// Go ahead: the attempt is counted and the session held for the payment.
+    case claimed(CheckoutSessionRecord)
+    case notFound
+    /// Complete, expired or canceled.
+    case notOpen(CheckoutSessionRecord)
+    /// Every attempt the session allows has been made.
+    case attemptsUsed(CheckoutSessionRecord)
+    /// Another payment on the session is under way.
+    case busy
+}

@@ -42,22 +42,46 @@ extension SQLiteVaultStore {
                 db,
                 sql: """
                     UPDATE checkout_session SET status = ?, transaction_id = ?, ended_at = ?
-                    WHERE id = ? AND status = 'open' RETURNING *
+                    WHERE id = ? AND status = 'open' AND (paying_until IS NULL OR paying_until <= ?) RETURNING *
                     """,
-                arguments: [status, transactionID, now, id]
+                arguments: [status, transactionID, now, id, now]
             )
         }
     }
 
-    public func countCheckoutAttempt(id: String, limit: Int, at now: Date) async throws -> CheckoutSessionRecord? {
+    public func claimCheckoutPayment(id: String, attemptLimit: Int, at now: Date, leaseUntil: Date) async throws -> CheckoutClaim {
         try await database.write { db in
-            try CheckoutSessionRecord.fetchOne(
+            guard let session = try CheckoutSessionRecord.fetchOne(db, key: id) else { return .notFound }
+            guard session.status == CheckoutSessionRecord.open, session.expiresAt > now else { return .notOpen(session) }
+            let busy = try Date.fetchOne(db, sql: "SELECT paying_until FROM checkout_session WHERE id = ?", arguments: [id])
+            if let busy, busy > now { return .busy }
+            guard session.attempts < attemptLimit else { return .attemptsUsed(session) }
+            try db.execute(
+                sql: "UPDATE checkout_session SET attempts = attempts + 1, paying_until = ? WHERE id = ?",
+                arguments: [leaseUntil, id]
+            )
+            var claimed = session
+            claimed.attempts += 1
+            return .claimed(claimed)
+        }
+    }
+
+    public func finishCheckoutPayment(id: String, transactionID: String?, at now: Date) async throws -> CheckoutSessionRecord? {
+        try await database.write { db in
+            if let transactionID {
+                return try CheckoutSessionRecord.fetchOne(
+                    db,
+                    sql: """
+                        UPDATE checkout_session SET status = 'complete', transaction_id = ?, ended_at = ?, paying_until = NULL
+                        WHERE id = ? AND status = 'open' RETURNING *
+                        """,
+                    arguments: [transactionID, now, id]
+                )
+            }
+            return try CheckoutSessionRecord.fetchOne(
                 db,
-                sql: """
-                    UPDATE checkout_session SET attempts = attempts + 1
-                    WHERE id = ? AND status = 'open' AND expires_at > ? AND attempts < ? RETURNING *
-                    """,
-                arguments: [id, now, limit]
+                sql: "UPDATE checkout_session SET paying_until = NULL WHERE id = ? RETURNING *",
+                arguments: [id]
             )
         }
     }
@@ -68,10 +92,13 @@ extension SQLiteVaultStore {
                 db,
                 sql: """
                     UPDATE checkout_session SET status = 'expired', ended_at = ?
-                    WHERE id IN (SELECT id FROM checkout_session WHERE status = 'open' AND expires_at <= ? ORDER BY expires_at LIMIT ?)
+                    WHERE id IN (
+                      SELECT id FROM checkout_session
+                      WHERE status = 'open' AND expires_at <= ? AND (paying_until IS NULL OR paying_until <= ?)
+                      ORDER BY expires_at LIMIT ?)
                     RETURNING *
                     """,
-                arguments: [now, now, limit]
+                arguments: [now, now, now, limit]
             )
         }
     }

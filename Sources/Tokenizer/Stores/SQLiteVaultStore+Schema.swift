@@ -193,6 +193,11 @@ extension SQLiteVaultStore {
                     """
             )
         }
+        migrator.registerMigration("v10: checkout payment lease") { db in
+            // A payment under way on the hosted page holds its session until this time: a
+            // second payment, a cancel and the expiry sweep wait for it.
+            try db.execute(sql: "ALTER TABLE checkout_session ADD COLUMN paying_until DATETIME")
+        }
         return migrator
     }
 }

@@ -122,14 +122,18 @@ public protocol VaultStore: Sendable {
     func checkoutSession(id: String) async throws -> CheckoutSessionRecord?
     /// A merchant's sessions, newest first: at most `limit`, those after `after` when given.
     func checkoutSessions(merchantID: String, after: CheckoutSessionRecord?, limit: Int) async throws -> [CheckoutSessionRecord]
-    /// Ends an open session as `status` (complete with its transaction, or canceled),
-    /// atomically; nil (and nothing written) when it is not open.
+    /// Ends an open session as `status` (canceled), atomically; nil (and nothing written)
+    /// when it is not open or a payment on it is under way.
     func endCheckoutSession(id: String, status: String, transactionID: String?, at now: Date) async throws -> CheckoutSessionRecord?
-    /// Counts a payment attempt on the page, if the session is open, not past its time at
-    /// `now`, and has had fewer than `limit`; nil (and nothing written) otherwise.
-    func countCheckoutAttempt(id: String, limit: Int, at now: Date) async throws -> CheckoutSessionRecord?
-    /// Ends as `expired` the open sessions whose time ran out before `now`, at most `limit`,
-    /// and returns them.
+    /// Starts a payment on the session's page, atomically: counts the attempt and holds the
+    /// session until `leaseUntil` (or until ``finishCheckoutPayment(id:transactionID:at:)``),
+    /// if it is open, within its time at `now`, not held, and has had fewer than `attemptLimit`.
+    func claimCheckoutPayment(id: String, attemptLimit: Int, at now: Date, leaseUntil: Date) async throws -> CheckoutClaim
+    /// Ends a claimed payment: with a transaction the session is complete (even past its
+    /// time: the payment began within it); without one it is released for another try.
+    func finishCheckoutPayment(id: String, transactionID: String?, at now: Date) async throws -> CheckoutSessionRecord?
+    /// Ends as `expired` the open sessions whose time ran out before `now` and that no payment
+    /// holds, at most `limit`, and returns them.
     func expireCheckoutSessions(before now: Date, limit: Int) async throws -> [CheckoutSessionRecord]
 }
 
