@@ -27,12 +27,8 @@ extension SQLiteVaultStore {
 
     public func checkoutSessions(merchantID: String, after: CheckoutSessionRecord?, limit: Int) async throws -> [CheckoutSessionRecord] {
         try await database.read { db in
-            var request = CheckoutSessionRecord.filter(Column("merchant_id") == merchantID)
-            if let after {
-                let created = Column("created_at")
-                request = request.filter(created < after.createdAt || (created == after.createdAt && Column("id") < after.id))
-            }
-            return try request.order(Column("created_at").desc, Column("id").desc).limit(limit).fetchAll(db)
+            let request = CheckoutSessionRecord.filter(Column("merchant_id") == merchantID)
+            return try Self.newestFirst(request, after: after.map { ($0.createdAt, $0.id) }, limit: limit).fetchAll(db)
         }
     }
 

@@ -126,11 +126,7 @@ extension SQLiteVaultStore {
         try await database.read { db in
             var request = TransactionRecord.filter(Column("merchant_id") == merchantID)
             if let clientID { request = request.filter(Column("client_id") == clientID) }
-            if let after {
-                let created = Column("created_at")
-                request = request.filter(created < after.createdAt || (created == after.createdAt && Column("id") < after.id))
-            }
-            return try request.order(Column("created_at").desc, Column("id").desc).limit(limit).fetchAll(db)
+            return try Self.newestFirst(request, after: after.map { ($0.createdAt, $0.id) }, limit: limit).fetchAll(db)
         }
     }
 
@@ -245,6 +241,24 @@ extension SQLiteVaultStore {
             try db.execute(sql: "DELETE FROM idempotency_key WHERE created_at <= ?", arguments: [date])
             return db.changesCount
         }
+    }
+}
+
+extension SQLiteVaultStore {
+    /// A page of a list newest first, by (created_at, id): those after `after` (the last
+    /// record of the previous page), at most `limit`. Records made in the same millisecond
+    /// are neither skipped nor repeated.
+    static func newestFirst<Record>(
+        _ request: QueryInterfaceRequest<Record>,
+        after: (createdAt: Date, id: String)?,
+        limit: Int
+    ) -> QueryInterfaceRequest<Record> {
+        var request = request
+        if let after {
+            let created = Column("created_at")
+            request = request.filter(created < after.createdAt || (created == after.createdAt && Column("id") < after.id))
+        }
+        return request.order(Column("created_at").desc, Column("id").desc).limit(limit)
     }
 }
 
