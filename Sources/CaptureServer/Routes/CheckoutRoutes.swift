@@ -85,8 +85,9 @@ struct CheckoutRoutes {
         let (limit, startingAfter) = try PaymentRoutes.paging(request)
         return try await APIError.mapping {
             let page = try await payments.checkoutSessions(merchantID: merchantID, startingAfter: startingAfter, limit: limit)
+            let base = baseURL(request)
             var sessions: [Session] = []
-            for record in page.items { sessions.append(try await session(record, base: baseURL(request))) }
+            for record in page.items { sessions.append(try await session(record, base: base)) }
             return ResourceBodies.List(data: sessions, hasMore: page.hasMore)
         }
     }

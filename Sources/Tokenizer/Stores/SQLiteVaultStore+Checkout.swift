@@ -47,9 +47,11 @@ extension SQLiteVaultStore {
 
     public func claimCheckoutPayment(id: String, attemptLimit: Int, at now: Date, leaseUntil: Date) async throws -> CheckoutClaim {
         try await database.write { db in
-            guard let session = try CheckoutSessionRecord.fetchOne(db, key: id) else { return .notFound }
+            // One read gives the record and the lease it does not carry.
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM checkout_session WHERE id = ?", arguments: [id]) else { return .notFound }
+            let session = try CheckoutSessionRecord(row: row)
             guard session.status == CheckoutSessionRecord.open, session.expiresAt > now else { return .notOpen(session) }
-            let busy = try Date.fetchOne(db, sql: "SELECT paying_until FROM checkout_session WHERE id = ?", arguments: [id])
+            let busy: Date? = row["paying_until"]
             if let busy, busy > now { return .busy }
             guard session.attempts < attemptLimit else { return .attemptsUsed(session) }
             try db.execute(
@@ -120,7 +122,7 @@ extension CheckoutSessionRecord: FetchableRecord, TableRecord {
             taxRate: row["tax_rate"],
             clientID: row["client_id"],
             savePaymentMethod: row["save_payment_method"],
-            metadata: try JSONDecoder().decode([String: String].self, from: Data(metadata.utf8)),
+            metadata: try Self.metadataDecoder.decode([String: String].self, from: Data(metadata.utf8)),
             transactionID: row["transaction_id"],
             attempts: row["attempts"],
             createdAt: row["created_at"],
@@ -130,8 +132,13 @@ extension CheckoutSessionRecord: FetchableRecord, TableRecord {
     }
 
     static func encode(_ metadata: [String: String]) throws -> String {
+        String(decoding: try metadataEncoder.encode(metadata), as: UTF8.self)
+    }
+
+    private static let metadataDecoder = JSONDecoder()
+    private static let metadataEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return String(decoding: try encoder.encode(metadata), as: UTF8.self)
-    }
+        return encoder
+    }()
 }
