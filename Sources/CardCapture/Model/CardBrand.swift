@@ -71,6 +71,10 @@ public struct CardBrand: Sendable, Hashable, CustomStringConvertible {
         return all
     }
 
+    /// The IIN prefixes and ranges, in the order they are tried: a prefix is a range of one
+    /// (`4...4`); both bounds have the same number of digits.
+    public var iinRanges: [ClosedRange<Int>] { patterns.map { $0.low...$0.high } }
+
     /// The longest number the brand issues.
     public var maximumLength: Int { lengths.max() ?? 19 }
 

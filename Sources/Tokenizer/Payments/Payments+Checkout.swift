@@ -222,10 +222,7 @@ extension Payments {
             throw VaultError(.checkoutSessionNotOpen, "a payment on this page is already under way; wait for it to finish", param: "id")
         }
         do {
-            if let allowed = session.allowedBrands, let brand = CardBrand.detect(card.number), !allowed.contains(brand.id) {
-                let taken = CardBrand.list(CardBrand.all.filter { allowed.contains($0.id) })
-                throw VaultError(.invalidRequest, "\(brand.displayName) cards are not taken here; use \(taken)", param: "number")
-            }
+            if let refusal = Self.brandRefusal(card.number, session: session) { throw refusal }
             let token = try await vault.createToken(for: session.merchantID, card: card, amount: session.amount, currency: session.currency)
             let transaction = try await charge(
                 ChargeRequest(
@@ -253,6 +250,14 @@ extension Payments {
             _ = try? await store.finishCheckoutPayment(id: id, transactionID: nil, at: vault.configuration.now())
             throw error
         }
+    }
+
+    /// Why the session does not take this card's brand ("Mastercard cards are not taken here;
+    /// use Visa"), or nil when it does (or takes every brand, or the brand is not known yet).
+    public static func brandRefusal(_ number: String, session: CheckoutSessionRecord) -> VaultError? {
+        guard let allowed = session.allowedBrands, let brand = CardBrand.detect(number), !allowed.contains(brand.id) else { return nil }
+        let taken = CardBrand.list(CardBrand.all.filter { allowed.contains($0.id) })
+        return VaultError(.invalidRequest, "\(brand.displayName) cards are not taken here; use \(taken)", param: "number")
     }
 
     /// Ends as `expired` every open session whose time has run out; returns them.

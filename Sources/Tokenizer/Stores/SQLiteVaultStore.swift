@@ -114,6 +114,10 @@ public struct SQLiteVaultStore: VaultStore {
         }
     }
 
+    public func merchant(id: String) async throws -> MerchantRecord? {
+        try await database.read { db in try MerchantRecord.fetchOne(db, key: id) }
+    }
+
     public func apiKey(hash: String) async throws -> APIKeyRecord? {
         try await database.read { db in try APIKeyRecord.fetchOne(db, key: hash) }
     }

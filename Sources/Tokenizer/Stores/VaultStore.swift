@@ -14,6 +14,7 @@ public protocol VaultStore: Sendable {
     /// Adds a merchant and its keys, all or nothing.
     func insertMerchant(_ merchant: MerchantRecord, keys: [APIKeyRecord]) async throws
     func merchant(named name: String) async throws -> MerchantRecord?
+    func merchant(id: String) async throws -> MerchantRecord?
     /// The key with this SHA-256 hash (hex), if any.
     func apiKey(hash: String) async throws -> APIKeyRecord?
     /// Every merchant, by name.

@@ -22,6 +22,7 @@ public struct KeyRing: Sendable {
         case apiKey = "api-key-v1"
         case keyID = "key-id-v1"
         case request = "request-v1"
+        case pageForm = "page-form-v1"
     }
 
     /// Names the master key without revealing anything of it: `key_` and 16 hex digits.
@@ -35,6 +36,7 @@ public struct KeyRing: Sendable {
     private let fingerprintMAC: HMAC<SHA256>
     private let apiKeyMAC: HMAC<SHA256>
     private let requestMAC: HMAC<SHA256>
+    private let pageFormKey: SymmetricKey
 
     public init(masterKey: SymmetricKey) {
         func derive(_ purpose: Purpose, bytes: Int = 32) -> SymmetricKey {
@@ -52,6 +54,7 @@ public struct KeyRing: Sendable {
         self.fingerprintMAC = HMAC(key: fingerprintKey)
         self.apiKeyMAC = HMAC(key: apiKeyKey)
         self.requestMAC = HMAC(key: derive(.request))
+        self.pageFormKey = derive(.pageForm)
         self.keyID = "key_" + derive(.keyID, bytes: 8).withUnsafeBytes { Self.hex($0) }
     }
 
@@ -97,6 +100,19 @@ public struct KeyRing: Sendable {
         return Self.hex(mac.finalize())
     }
 
+    /// The hosted page's anti-forgery token for a form of `sessionID` shown to the browser
+    /// holding `nonce` (its cookie): HMAC-SHA256, hex. Another site can make a browser post
+    /// the form, but cannot read the token that goes with the browser's cookie.
+    func pageFormToken(sessionID: String, nonce: String) -> String {
+        Self.hex(HMAC<SHA256>.authenticationCode(for: Array((sessionID + ":" + nonce).utf8), using: pageFormKey))
+    }
+
+    /// Whether `token` is ``pageFormToken(sessionID:nonce:)``'s, compared in constant time.
+    func pageFormTokenIsValid(_ token: String, sessionID: String, nonce: String) -> Bool {
+        guard let code = Self.bytes(fromHex: token) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Array((sessionID + ":" + nonce).utf8), using: pageFormKey)
+    }
+
     /// What the store keeps of an API key: a keyed hash (HMAC-SHA256), hex. A copy of the
     /// database alone does not let anyone test guessed keys.
     func apiKeyDigest(_ key: String) -> String {
@@ -115,7 +131,7 @@ public struct KeyRing: Sendable {
         case .card: cardKey
         case .cvc: cvcKey
         case .apiKey: apiKeyKey
-        case .fingerprint, .keyID, .request: fingerprintKey
+        case .fingerprint, .keyID, .request, .pageForm: fingerprintKey
         }
     }
 

@@ -1,0 +1,103 @@
+// The hosted page's niceties; the form works the same without them. The server puts the
+// brand table in front of this file as `const BRANDS = [...]` (CardBrand.all, in its order).
+// Nothing here sends card data anywhere: the form posts it, as it would without script.
+"use strict";
+(function () {
+  const form = document.getElementById("pay-form");
+  if (!form) return;
+  const number = document.getElementById("number");
+  const brandLabel = document.getElementById("brand");
+  const expiry = document.getElementById("expiry");
+  const cvc = document.getElementById("cvc");
+  const cvcLabel = document.getElementById("cvc-label");
+  const pay = document.getElementById("pay");
+
+  // Whether a number's first digits fit an IIN range [low, high] as far as they go: the
+  // brand rule of CardBrand.detectPartial, so that the page names the brand the vault will.
+  function fits(range, digits) {
+    const size = String(range[0]).length;
+    if (digits.length >= size) {
+      const value = Number(digits.slice(0, size));
+      return value >= range[0] && value <= range[1];
+    }
+    const scale = 10 ** (size - digits.length);
+    const value = Number(digits);
+    return value >= Math.floor(range[0] / scale) && value <= Math.floor(range[1] / scale);
+  }
+
+  // The brands the digits can still be; one when the most specific range has settled it.
+  function candidates(digits) {
+    if (digits.length === 0) return [];
+    const fitting = [];
+    for (const brand of BRANDS) {
+      const range = brand.ranges.find((r) => fits(r, digits));
+      if (!range) continue;
+      const size = String(range[0]).length;
+      fitting.push({ brand: brand, strength: digits.length >= size ? size : null });
+    }
+    if (fitting.length > 0 && fitting.every((f) => f.strength !== null)) {
+      const strongest = Math.max(...fitting.map((f) => f.strength));
+      return [fitting.find((f) => f.strength === strongest).brand];
+    }
+    return fitting.map((f) => f.brand);
+  }
+
+  // Groups of digits as the brand prints them, for the shortest length that holds them.
+  function grouped(digits, brand) {
+    let groups = [4, 4, 4, 4, 4];
+    if (brand) {
+      const length = brand.lengths.find((l) => l >= digits.length) || brand.lengths[brand.lengths.length - 1];
+      groups = brand.groups[String(length)] || groups;
+    }
+    const parts = [];
+    let at = 0;
+    for (const size of groups) {
+      if (at >= digits.length) break;
+      parts.push(digits.slice(at, at + size));
+      at += size;
+    }
+    if (at < digits.length) parts.push(digits.slice(at));
+    return parts.join(" ");
+  }
+
+  function showBrand() {
+    const digits = number.value.replace(/\D/g, "");
+    const found = candidates(digits);
+    const brand = found.length === 1 ? found[0] : null;
+    brandLabel.textContent = brand ? brand.name : "";
+    const size = brand ? brand.cvcLength : 4;
+    cvc.maxLength = size;
+    cvc.placeholder = "\u2022".repeat(brand ? size : 3);
+    cvcLabel.textContent = brand ? brand.cvcName + " (" + size + " digits)" : "Security code";
+    return brand;
+  }
+
+  number.addEventListener("input", function () {
+    const atEnd = number.selectionStart === number.value.length;
+    const digits = number.value.replace(/\D/g, "").slice(0, 19);
+    const brand = showBrand();
+    const longest = brand ? Math.max(...brand.lengths) : 19;
+    if (atEnd) number.value = grouped(digits.slice(0, longest), brand);
+  });
+
+  expiry.addEventListener("input", function (event) {
+    if (event.inputType && event.inputType.startsWith("delete")) return;
+    let text = expiry.value;
+    if (/^[2-9]$/.test(text)) text = "0" + text;
+    if (/^\d{2}$/.test(text)) text = text + "/";
+    expiry.value = text;
+  });
+
+  const payLabel = pay.textContent;
+  form.addEventListener("submit", function () {
+    pay.disabled = true;
+    pay.textContent = "Paying\u2026";
+  });
+  // Back to this page from the browser's cache: the button works again.
+  window.addEventListener("pageshow", function () {
+    pay.disabled = false;
+    pay.textContent = payLabel;
+  });
+
+  showBrand();
+})();

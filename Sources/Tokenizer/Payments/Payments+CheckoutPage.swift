@@ -1,0 +1,140 @@
+public import CardCapture
+import Foundation
+
+/// What the hosted page (`/pay/cs_…`) needs of the vault. The page is reached by the
+/// session's id alone, so nothing here is scoped to a merchant's key: the id is the buyer's
+/// right to see the amount and pay it, and nothing more.
+extension Payments {
+    /// A session as its page shows it, with the merchant's name.
+    public struct CheckoutPage: Sendable {
+        public let session: CheckoutSessionRecord
+        public let merchantName: String
+        /// The payment, once the session is complete.
+        public let transaction: TransactionRecord?
+    }
+
+    /// The session behind a page address, as it stands now (an open one past its time reads
+    /// expired).
+    public func checkoutPage(_ id: String) async throws(VaultError) -> CheckoutPage {
+        guard ObjectID(id, kind: .checkoutSession) != nil,
+            let stored = try await storing("read the checkout session", { try await store.checkoutSession(id: id) })
+        else {
+            throw VaultError(.checkoutSessionNotFound, "no checkout session \(id.prefix(40))", param: "id")
+        }
+        let session = current(stored)
+        let merchant = try await storing("read the merchant") { try await store.merchant(id: session.merchantID) }
+        var transaction: TransactionRecord?
+        if let paid = session.transactionID { transaction = try await self.transaction(paid, merchantID: session.merchantID) }
+        return CheckoutPage(session: session, merchantName: merchant?.name ?? "", transaction: transaction)
+    }
+
+    /// The buyer's "Cancel" on the page.
+    public func cancelCheckoutPage(_ id: String) async throws(VaultError) -> CheckoutSessionRecord {
+        let page = try await checkoutPage(id)
+        return try await cancelCheckoutSession(id, merchantID: page.session.merchantID)
+    }
+
+    /// The validator the page checks typed cards with, on the vault's clock (so an expiry is
+    /// judged as the token will judge it).
+    public var cardValidator: CardValidator {
+        CardValidator(clock: CardClock(now: vault.configuration.now))
+    }
+
+    /// The page's anti-forgery token for the browser whose cookie holds `nonce`.
+    public func pageFormToken(sessionID: String, nonce: String) -> String {
+        vault.keys.pageFormToken(sessionID: sessionID, nonce: nonce)
+    }
+
+    /// Whether a posted form's token belongs to this session and this browser's cookie.
+    public func pageFormTokenIsValid(_ token: String, sessionID: String, nonce: String) -> Bool {
+        vault.keys.pageFormTokenIsValid(token, sessionID: sessionID, nonce: nonce)
+    }
+}
+
+/// Where the buyer goes when the page is done with them, and what the address tells the
+/// merchant. The merchant's own query is kept; parameters of the same names are replaced.
+///
+/// - `query` format: `checkout_session=cs_…&status=complete` (or `canceled`, `expired`).
+/// - `ifcc` format (Inner Fence's credit card terminal): `ifcc_responseType` (approved,
+///   cancelled or error), and when paid `ifcc_transactionId`, `ifcc_amount` ("10.99"),
+///   `ifcc_currency`, `ifcc_redactedCardNumber` ("XXXXXXXXXXXX1111"), `ifcc_cardType`, and
+///   `ifcc_taxAmount` / `ifcc_taxRate` when the session has a tax rate (the amount includes it).
+public enum CheckoutReturn {
+    /// The address for a session that has ended: complete (with its payment), canceled or
+    /// expired. A canceled or expired session goes to its `cancel_url` when it has one.
+    public static func url(for session: CheckoutSessionRecord, transaction: TransactionRecord?) -> String {
+        let paid = session.status == CheckoutSessionRecord.complete ? transaction : nil
+        let base = paid == nil ? (session.cancelURL ?? session.returnURL) : session.returnURL
+        let parameters =
+            session.returnFormat == "ifcc"
+            ? ifcc(session, paid: paid)
+            : [("checkout_session", session.id), ("status", session.status)]
+        guard var components = URLComponents(string: base) else { return base }
+        let names = Set(parameters.map(\.0))
+        var items = (components.queryItems ?? []).filter { !names.contains($0.name) }
+        items += parameters.map { URLQueryItem(name: $0.0, value: $0.1) }
+        components.queryItems = items
+        return components.string ?? base
+    }
+
+    private static func ifcc(_ session: CheckoutSessionRecord, paid: TransactionRecord?) -> [(String, String)] {
+        guard let paid else {
+            return [("ifcc_responseType", session.status == CheckoutSessionRecord.canceled ? "cancelled" : "error")]
+        }
+        let exponent = (try? Currency(paid.currency))?.exponent ?? 2
+        var parameters = [
+            ("ifcc_responseType", "approved"),
+            ("ifcc_transactionId", paid.id),
+            ("ifcc_amount", decimal(paid.amount, exponent: exponent)),
+            ("ifcc_currency", paid.currency),
+            ("ifcc_redactedCardNumber", redacted(last4: paid.last4, brand: paid.brand)),
+            ("ifcc_cardType", cardType(paid.brand)),
+        ]
+        if let rate = session.taxRate, let tax = tax(in: session) {
+            parameters.append(("ifcc_taxAmount", decimal(tax, exponent: exponent)))
+            parameters.append(("ifcc_taxRate", rate))
+        }
+        return parameters
+    }
+
+    /// The tax inside the session's amount, in minor units, when it has a tax rate.
+    public static func tax(in session: CheckoutSessionRecord) -> Int? {
+        guard let rate = session.taxRate, let thousandths = try? Payments.taxRate(rate) else { return nil }
+        return taxIncluded(in: session.amount, thousandthsOfPercent: thousandths)
+    }
+
+    /// The tax inside an amount that includes it, to the nearest minor unit: 10.99 at 8.5 %
+    /// holds 0.86.
+    static func taxIncluded(in amount: Int, thousandthsOfPercent rate: Int) -> Int {
+        let divisor = 100_000 + rate
+        return (amount * rate + divisor / 2) / divisor
+    }
+
+    /// Minor units as a decimal string: 1099 with exponent 2 is "10.99"; 500 with 0 is "500".
+    static func decimal(_ amount: Int, exponent: Int) -> String {
+        guard exponent > 0 else { return String(amount) }
+        var scale = 1
+        for _ in 0..<exponent { scale *= 10 }
+        let fraction = String(amount % scale)
+        return "\(amount / scale)." + String(repeating: "0", count: exponent - fraction.count) + fraction
+    }
+
+    /// "XXXXXXXXXXXX1111": the last four after an X for every other digit of the brand's
+    /// usual length (15 for American Express, 14 for Diners Club, else 16).
+    static func redacted(last4: String, brand: String) -> String {
+        let length = ["amex": 15, "diners": 14][brand] ?? 16
+        return String(repeating: "X", count: max(length - last4.count, 0)) + last4
+    }
+
+    /// Inner Fence's card type names.
+    static func cardType(_ brand: String) -> String {
+        switch brand {
+        case "visa": "Visa"
+        case "mastercard": "MasterCard"
+        case "amex": "Amex"
+        case "discover": "Discover"
+        case "maestro": "Maestro"
+        default: "Unknown"
+        }
+    }
+}

@@ -1,0 +1,292 @@
+import CardCapture
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+import Tokenizer
+
+@testable import CaptureServer
+
+/// The hosted page as a browser without JavaScript uses it: forms posted with the page's
+/// cookie and hidden token, answers read as HTML.
+@Suite("Hosted checkout page")
+struct CheckoutPageTests {
+    static let sessionBody = #"""
+        {"amount": 1099, "currency": "USD", "description": "Two coffees", "return_url": "https://shop.example/done?order=17",
+         "cancel_url": "https://shop.example/cart", "allowed_brands": ["visa"]}
+        """#
+
+    @Test("the page shows the amount and a form with its token, and carries the security headers")
+    func showsForm() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let id = try await client.openSession(fixture, Self.sessionBody)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            #expect(page.status == .ok)
+            #expect(page.html.contains("Two coffees") && page.html.contains("$10.99") && page.html.contains(">shop<"))
+            for field in ["number", "expiry", "cvc", "name", "csrf"] { #expect(page.html.contains("name=\"\(field)\"")) }
+            #expect(try page.formToken().count == 64)
+            let policy = page.headers[.contentSecurityPolicy] ?? ""
+            #expect(policy.contains("form-action 'self' https://shop.example;"))
+            #expect(policy.contains("frame-ancestors 'none'") && policy.contains("script-src 'self'") && policy.contains("default-src 'none'"))
+            #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
+            #expect(page.headers[.cacheControl] == "no-store")
+            #expect(page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
+            let cookie = page.headers[.setCookie] ?? ""
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/pay"))
+            // The script carries the brand table the vault detects with.
+            let script = try await client.visit(.get, "/pay/assets/checkout.js")
+            #expect(script.status == .ok && script.html.hasPrefix("const BRANDS = [") && script.html.contains("\"American Express\""))
+            #expect(try await client.visit(.get, "/pay/assets/checkout.css").status == .ok)
+        }
+    }
+
+    @Test("a good card pays: 303 to the return URL with the merchant's query kept; no card number anywhere")
+    func pays() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let id = try await client.openSession(fixture, Self.sessionBody)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            let paid = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("4242 4242 4242 4242"))
+            #expect(paid.status == .seeOther)
+            let location = paid.headers[.location] ?? ""
+            #expect(location == "https://shop.example/done?order=17&checkout_session=\(id)&status=complete")
+            #expect(paid.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
+            let session = try await client.session(fixture, id)
+            #expect(session.status == "complete" && session.attempts == 1)
+            #expect(session.transaction?.status == "succeeded" && session.transaction?.card.last4 == "4242")
+            // Back on the page: how it ended, and no form.
+            let after = try await client.visit(.get, "/pay/\(id)", cookie: page.cookie)
+            #expect(after.html.contains("Paid") && after.html.contains("ending 4242") && !after.html.contains("name=\"number\""))
+            #expect(after.html.contains("href=\"https://shop.example/done?order=17&amp;checkout_session=\(id)&amp;status=complete\""))
+            // Paying again is refused.
+            let again = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("4242424242424242"))
+            #expect(again.status == .conflict && !again.html.contains("name=\"number\""))
+            #expect(!fixture.logs.all.joined().contains("4242424242424242") && !fixture.logs.all.joined().contains("4242 4242"))
+        }
+    }
+
+    @Test("each refused field says why in the validator's words; nothing is tried; the CVC is never shown back")
+    func fieldErrors() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let id = try await client.openSession(fixture, Self.sessionBody)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            let (number, expiry, cvc) = ("4242 4242 4242 4241", "13/30", "12")
+            let refused = try await client.visit(
+                .post,
+                "/pay/\(id)",
+                cookie: page.cookie,
+                form: ["number": number, "expiry": expiry, "cvc": cvc, "name": "Alex Morgan", "csrf": try page.formToken()]
+            )
+            #expect(refused.status == .unprocessableContent)
+            let expected = CardValidator().validate(number: number, expiry: expiry, cvc: cvc)
+            #expect(expected.errors.count == 3)
+            for error in expected.errors {
+                #expect(refused.html.contains(htmlEscaped(CheckoutPageRoutes.sentence(error.message))), "\(error.code)")
+            }
+            #expect(refused.html.contains("value=\"\(number)\"") && refused.html.contains("value=\"Alex Morgan\""))
+            #expect(!refused.html.contains("value=\"12\""))
+            // An empty form: every required field asks for itself.
+            let empty = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: ["csrf": try page.formToken()])
+            #expect(empty.status == .unprocessableContent && empty.html.contains("Enter the card number."))
+            #expect(try await client.session(fixture, id).attempts == 0)
+        }
+    }
+
+    @Test("a brand the session does not take is refused by name, before any attempt")
+    func allowedBrands() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let id = try await client.openSession(fixture, Self.sessionBody)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            let refused = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("5555 5555 5555 4444"))
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.html.contains("Mastercard cards are not taken here; use Visa."))
+            #expect(try await client.session(fixture, id).attempts == 0)
+        }
+    }
+
+    @Test("a decline says so and keeps the session open for another card; five tries end the form")
+    func declines() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let id = try await client.openSession(fixture, Self.sessionBody)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            let declined = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("4000 0000 0000 0002"))
+            #expect(declined.status.code == 402)
+            #expect(declined.html.contains("Your card was declined; try another card. 4 tries left."))
+            #expect(declined.html.contains("name=\"number\"") && !declined.html.contains("4000 0000 0000 0002"))
+            #expect(try await client.session(fixture, id).status == "open")
+            for _ in 0..<4 {
+                _ = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try declined.card("4000000000000002"))
+            }
+            let spent = try await client.visit(.get, "/pay/\(id)", cookie: page.cookie)
+            #expect(spent.html.contains("tried 5 times") && !spent.html.contains("name=\"number\"") && spent.html.contains("/cancel"))
+            let session = try await client.session(fixture, id)
+            #expect(session.attempts == 5 && session.status == "open")
+        }
+    }
+
+    @Test("a form without this browser's token is refused and charges nothing")
+    func forgery() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let id = try await client.openSession(fixture, Self.sessionBody)
+            let otherID = try await client.openSession(fixture, Self.sessionBody)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            let otherPage = try await client.visit(.get, "/pay/\(otherID)")
+            let card = try page.card("4242424242424242")
+            // No cookie (a cross-site post), another session's token, a made-up token.
+            let noCookie = try await client.visit(.post, "/pay/\(id)", form: card)
+            let otherToken = try await client.visit(.post, "/pay/\(id)", cookie: otherPage.cookie, form: try otherPage.card("4242424242424242"))
+            var madeUp = card
+            madeUp["csrf"] = String(repeating: "ab", count: 32)
+            let wrong = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: madeUp)
+            for refused in [noCookie, otherToken, wrong] {
+                #expect(refused.status == .forbidden && refused.html.contains("nothing was charged"))
+            }
+            let cancel = try await client.visit(.post, "/pay/\(id)/cancel", form: ["csrf": try page.formToken()])
+            #expect(cancel.status == .forbidden)
+            let session = try await client.session(fixture, id)
+            #expect(session.attempts == 0 && session.status == "open")
+        }
+    }
+
+    @Test("Cancel ends the session and goes to the cancel URL; the page then takes no payment")
+    func cancel() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let id = try await client.openSession(fixture, Self.sessionBody)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            let canceled = try await client.visit(.post, "/pay/\(id)/cancel", cookie: page.cookie, form: ["csrf": try page.formToken()])
+            #expect(canceled.status == .seeOther)
+            #expect(canceled.headers[.location] == "https://shop.example/cart?checkout_session=\(id)&status=canceled")
+            #expect(try await client.session(fixture, id).status == "canceled")
+            let after = try await client.visit(.get, "/pay/\(id)", cookie: page.cookie)
+            #expect(after.html.contains("Payment canceled") && !after.html.contains("name=\"number\""))
+            let paid = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("4242424242424242"))
+            #expect(paid.status == .conflict)
+        }
+    }
+
+    @Test("return_format ifcc answers with Inner Fence's parameters, the tax inside the amount")
+    func innerFence() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let body = #"""
+                {"amount": 1099, "currency": "USD", "return_url": "https://pos.example/back?ref=A%26B", "return_format": "ifcc", "tax_rate": "8.5"}
+                """#
+            let id = try await client.openSession(fixture, body)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            #expect(page.html.contains("Includes $0.86 (8.5 %) tax"))
+            let paid = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("4242424242424242"))
+            let location = try #require(paid.headers[.location].flatMap { URLComponents(string: $0) })
+            let items = Dictionary(uniqueKeysWithValues: (location.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+            let transaction = try #require(try await client.session(fixture, id).transaction)
+            #expect(location.host == "pos.example" && location.path == "/back")
+            #expect(
+                items == [
+                    "ref": "A&B",
+                    "ifcc_responseType": "approved",
+                    "ifcc_transactionId": transaction.id,
+                    "ifcc_amount": "10.99",
+                    "ifcc_currency": "USD",
+                    "ifcc_redactedCardNumber": "XXXXXXXXXXXX4242",
+                    "ifcc_cardType": "Visa",
+                    "ifcc_taxAmount": "0.86",
+                    "ifcc_taxRate": "8.5",
+                ]
+            )
+        }
+    }
+
+    @Test("an unknown page is a 404 page that echoes nothing it was sent")
+    func unknown() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            for path in ["/pay/cs_nothere", "/pay/4242424242424242"] {
+                let page = try await client.visit(.get, path)
+                #expect(page.status == .notFound && page.html.contains("not valid"))
+                #expect(!page.html.contains("nothere") && !page.html.contains("4242424242424242"))
+            }
+            #expect(!fixture.logs.all.joined().contains("4242424242424242"))
+        }
+    }
+}
+
+/// What the page answered.
+struct PageVisit {
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let html: String
+
+    /// The form's cookie, as the browser would send it back.
+    var cookie: String? {
+        headers[.setCookie]?.split(separator: ";").first.map(String.init)
+    }
+
+    /// The hidden anti-forgery token.
+    func formToken() throws -> String {
+        let match = try #require(html.firstMatch(of: /name="csrf" value="([0-9a-f]*)"/))
+        return String(match.1)
+    }
+
+    /// A filled-in form for a card number, with this page's token.
+    func card(_ number: String) throws -> [String: String] {
+        ["number": number, "expiry": "12/30", "cvc": "123", "name": "Alex Morgan", "csrf": try formToken()]
+    }
+}
+
+func htmlEscaped(_ text: String) -> String {
+    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "'", with: "&#39;").replacingOccurrences(of: "\"", with: "&quot;")
+}
+
+struct SessionBody: Decodable {
+    struct Payment: Decodable {
+        struct Card: Decodable {
+            let brand: String
+            let last4: String
+        }
+        let id: String
+        let status: String
+        let card: Card
+    }
+    let id: String
+    let status: String
+    let attempts: Int
+    let transaction: Payment?
+}
+
+extension TestClientProtocol {
+    /// Opens a session with the shop's secret key; its id.
+    func openSession(_ fixture: APIFixture, _ body: String) async throws -> String {
+        let (status, data) = try await send(.post, "/v1/checkout_sessions", key: fixture.shop.secret, json: body)
+        try #require(status == .created)
+        return try decode(SessionBody.self, data).id
+    }
+
+    func session(_ fixture: APIFixture, _ id: String) async throws -> SessionBody {
+        let (_, data) = try await send(.get, "/v1/checkout_sessions/\(id)", key: fixture.shop.secret)
+        return try decode(SessionBody.self, data)
+    }
+
+    /// A page request as a browser sends it: a form URL-encoded, the cookie it was given.
+    func visit(_ method: HTTPRequest.Method, _ uri: String, cookie: String? = nil, form: [String: String]? = nil) async throws -> PageVisit {
+        var headers = HTTPFields()
+        if let cookie { headers[.cookie] = cookie }
+        var body: ByteBuffer?
+        if let form {
+            headers[.contentType] = "application/x-www-form-urlencoded"
+            var components = URLComponents()
+            components.queryItems = form.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+            let encoded = (components.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
+            body = ByteBuffer(string: encoded)
+        }
+        return try await execute(uri: uri, method: method, headers: headers, body: body) { response in
+            PageVisit(status: response.status, headers: response.headers, html: String(buffer: response.body))
+        }
+    }
+}
