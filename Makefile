@@ -5,10 +5,14 @@
 SWIFT ?= swift
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: deps build release run test lint format bench bench-api fixtures model clean
+.PHONY: deps test-deps build release run test lint format bench bench-api fixtures model clean
 
 deps:
 	bash scripts/install-deps.sh
+
+# The tests' extra packages: Chromium, its driver and Selenium for the browser test.
+test-deps:
+	bash scripts/install-deps.sh test
 
 build: deps
 	$(SWIFT) build
@@ -21,10 +25,13 @@ run: deps
 
 # `swift test` builds everything the tests need, capture-cli included; a `swift build
 # --build-tests` before it only made it compile HummingbirdCore a second time.
-test: deps lint
+test: test-deps lint
 	$(SWIFT) test --disable-xctest
 	# kill -9 while charging, restart, retry: nothing stuck, orphaned or charged twice.
 	python3 scripts/crash-test.py --cli .build/debug/capture-cli
+	# The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
+	# cancel; screenshots in test-artifacts/browser.
+	python3 scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser
 	# The C bridges again under AddressSanitizer (leaks included): scripts/asan is a package of
 	# OCRBridge and its tests alone, so the sanitized build leaves out the server's libraries.
 	cd scripts/asan && $(SWIFT) test --disable-xctest --sanitize=address --scratch-path ../../.build-asan

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and the tests need, skipping what is already there.
-# Run as root (as CI does) or with sudo available.
+# Run as root (as CI does) or with sudo available. `install-deps.sh test` adds what only the
+# tests need: headless Chromium and its driver for the checkout page's browser test, a font for
+# its screenshots, and Selenium from PyPI to drive it.
 set -euo pipefail
 
 packages=(
@@ -12,6 +14,9 @@ packages=(
     libsqlite3-dev
     python3
 )
+if [ "${1:-}" = "test" ]; then
+    packages+=(chromium chromium-driver fonts-dejavu-core python3-pip)
+fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -20,15 +25,21 @@ for package in "${packages[@]}"; do
     fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-    echo "system packages: all present"
-    exit 0
-fi
-
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
     sudo="sudo"
 fi
-echo "system packages: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "system packages: all present"
+else
+    echo "system packages: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ "${1:-}" = "test" ] && ! python3 -c "import selenium" 2>/dev/null; then
+    echo "python packages: installing selenium"
+    # Debian's own Python refuses pip installs outside a virtual environment unless told.
+    python3 -m pip install --quiet --disable-pip-version-check selenium==4.51.0 2>/dev/null ||
+        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages selenium==4.51.0
+fi

@@ -192,6 +192,7 @@ struct CheckoutPageRoutes {
         var view = CheckoutPages.View(
             title: "Pay \(merchant.isEmpty ? amount : merchant)",
             merchant: merchant,
+            amount: amount,
             id: session.id,
             csrf: payments.pageFormToken(sessionID: session.id, nonce: nonce),
             summary: CheckoutPages.Summary(description: session.description, amount: amount, tax: tax(of: session)),
@@ -268,6 +269,7 @@ struct CheckoutPageRoutes {
             let view = CheckoutPages.View(
                 title: "Payment link not found",
                 merchant: "",
+                amount: "",
                 id: "",
                 csrf: "",
                 notice: nil,
@@ -296,6 +298,7 @@ struct CheckoutPageRoutes {
         let view = CheckoutPages.View(
             title: "Payment",
             merchant: "",
+            amount: "",
             id: "",
             csrf: "",
             notice: CheckoutPages.Notice(kind: "error", text: text),

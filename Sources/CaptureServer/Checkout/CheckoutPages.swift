@@ -70,6 +70,8 @@ struct CheckoutPages: Sendable {
     struct View {
         var title: String
         var merchant: String
+        /// The amount in its currency, for the Pay button.
+        var amount: String
         var id: String
         var csrf: String
         var summary: Summary?

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""The hosted checkout page in a real browser: Debian's headless Chromium, driven by chromedriver
+through Selenium, against `capture-cli serve` on a fresh vault.
+
+Flows, each checked end to end (the page, where the browser lands, and the session through the API):
+  1. desktop width, with JavaScript: the number groups and names its brand as it is typed, the
+     expiry gets its slash, the CVC label follows the brand; a decline shows its message and
+     leaves the form; a good card lands on the local return URL with the merchant's query kept.
+  2. phone width (375 px): no horizontal scrolling; a field error; then pays.
+  3. JavaScript switched off: the plain form pays all the same.
+  4. Cancel: lands on the cancel URL; the session is canceled.
+Screenshots go to the artefacts folder (default test-artifacts/browser).
+
+Usage: python3 scripts/browser-test.py --cli .build/debug/capture-cli [--artifacts DIR]
+"""
+
+import argparse
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+VISA = "4242424242424242"
+DECLINED = "4000000000000002"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ReturnSite:
+    """The merchant's site: records every page the browser lands on."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.visits = []
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                site.visits.append(self.path)
+                body = b"<!doctype html><title>Shop</title><h1>Back at the shop</h1>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+
+class Vault:
+    """capture-cli serve on a fresh database, with a merchant."""
+
+    def __init__(self, cli: str, folder: str):
+        database = os.path.join(folder, "vault.sqlite")
+        made = subprocess.run([cli, "keys", "create", "--merchant", "Corner Café", "--database", database, "--json"],
+                              check=True, capture_output=True, text=True)
+        self.secret = json.loads(made.stdout)["secret_key"]
+        self.port = free_port()
+        self.log = os.path.join(folder, "serve.log")
+        self.process = subprocess.Popen(
+            [cli, "serve", "--port", str(self.port), "--database", database],
+            stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen("http://127.0.0.1:%d/healthz" % self.port, timeout=1).read()
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise SystemExit("browser-test: the server did not start; see " + self.log)
+
+    def api(self, method: str, path: str, body=None):
+        request = urllib.request.Request(
+            "http://127.0.0.1:%d%s" % (self.port, path), method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={"Authorization": "Bearer " + self.secret, "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def session(self, site: ReturnSite, **extra):
+        body = {"amount": 1099, "currency": "USD", "description": "Two flat whites and a croissant",
+                "return_url": site.url("/done?order=17"), "cancel_url": site.url("/cart?order=17")}
+        body.update(extra)
+        return self.api("POST", "/v1/checkout_sessions", body)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def browser(width: int, height: int, javascript: bool = True, phone: bool = False) -> webdriver.Chrome:
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--hide-scrollbars", "--window-size=%d,%d" % (width, height), "--lang=en-US"):
+        options.add_argument(argument)
+    if phone:
+        # A headless window is at least 500 px wide: a phone's viewport needs the device emulation.
+        options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2}})
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.set_page_load_timeout(30)
+    return driver
+
+
+def check(condition: bool, what: str):
+    if not condition:
+        raise AssertionError(what)
+    print("  ok  " + what)
+
+
+def type_into(driver, field: str, text: str):
+    element = driver.find_element(By.ID, field)
+    element.clear()
+    element.send_keys(text)
+    return element
+
+
+def fill(driver, number: str, expiry: str = "1230", cvc: str = "123", name: str = "Alex Morgan"):
+    type_into(driver, "number", number)
+    type_into(driver, "expiry", expiry)
+    type_into(driver, "cvc", cvc)
+    type_into(driver, "name", name)
+
+
+def landed(driver, site: ReturnSite, path: str):
+    WebDriverWait(driver, 15).until(lambda d: d.current_url.startswith(site.url(path)))
+    return urllib.parse.parse_qs(urllib.parse.urlsplit(driver.current_url).query)
+
+
+def desktop(vault: Vault, site: ReturnSite, shots: str):
+    print("desktop, with JavaScript")
+    session = vault.session(site)
+    driver = browser(1280, 900)
+    try:
+        driver.get(session["url"])
+        check(driver.title == "Pay Corner Café", "the page is titled with the merchant")
+        check("$10.99" in driver.find_element(By.ID, "amount").text, "the amount shows in its currency")
+        check(driver.find_element(By.ID, "pay").text == "Pay $10.99", "the button says what it pays")
+        driver.save_screenshot(os.path.join(shots, "checkout-desktop.png"))
+        number = type_into(driver, "number", "37828224631")
+        check(number.get_attribute("value") == "3782 822463 1", "an Amex number groups 4-6-5 as it is typed")
+        check(driver.find_element(By.ID, "brand").text == "American Express", "the brand is named as it is typed")
+        check(driver.find_element(By.ID, "cvc-label").text == "CID (4 digits)", "the CVC label follows the brand")
+        number = type_into(driver, "number", VISA)
+        check(number.get_attribute("value") == "4242 4242 4242 4242", "a Visa number groups by four")
+        expiry = type_into(driver, "expiry", "1230")
+        check(expiry.get_attribute("value") == "12/30", "the expiry gets its slash")
+        fill(driver, DECLINED)
+        driver.save_screenshot(os.path.join(shots, "checkout-filled.png"))
+        driver.find_element(By.ID, "pay").click()
+        WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "notice"))
+        notice = driver.find_element(By.ID, "notice").text
+        check("Your card was declined; try another card." in notice, "a decline says so on the page")
+        driver.save_screenshot(os.path.join(shots, "checkout-declined.png"))
+        check(vault.api("GET", "/v1/checkout_sessions/" + session["id"])["status"] == "open", "the session stays open after a decline")
+        fill(driver, VISA)
+        driver.find_element(By.ID, "pay").click()
+        query = landed(driver, site, "/done")
+        check(query == {"order": ["17"], "checkout_session": [session["id"]], "status": ["complete"]},
+              "a payment lands on the return URL with the merchant's query kept")
+        paid = vault.api("GET", "/v1/checkout_sessions/" + session["id"])
+        check(paid["status"] == "complete" and paid["attempts"] == 2 and paid["transaction"]["card"]["last4"] == "4242",
+              "the session is complete with its transaction")
+        check(all(VISA not in visit and "4242+4242" not in visit for visit in site.visits), "no card number in any address")
+    finally:
+        driver.quit()
+
+
+def phone(vault: Vault, site: ReturnSite, shots: str):
+    print("phone width, with JavaScript")
+    session = vault.session(site)
+    driver = browser(375, 812, phone=True)
+    try:
+        driver.get(session["url"])
+        width = driver.execute_script("return window.innerWidth")
+        overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        check(width == 375 and overflow <= 0, "nothing is wider than a 375 px screen")
+        driver.save_screenshot(os.path.join(shots, "checkout-narrow.png"))
+        fill(driver, "4242424242424241")
+        driver.find_element(By.ID, "pay").click()
+        WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "number-error"))
+        check("check digit" in driver.find_element(By.ID, "number-error").text.lower() or
+              "not a valid" in driver.find_element(By.ID, "number-error").text.lower(),
+              "a mistyped number says why under its field")
+        driver.save_screenshot(os.path.join(shots, "checkout-narrow-error.png"))
+        fill(driver, VISA)
+        driver.find_element(By.ID, "pay").click()
+        check(landed(driver, site, "/done")["status"] == ["complete"], "then it pays")
+    finally:
+        driver.quit()
+
+
+def without_javascript(vault: Vault, site: ReturnSite, shots: str):
+    print("JavaScript off")
+    session = vault.session(site, return_format="ifcc", tax_rate="8.5")
+    driver = browser(1280, 900, javascript=False)
+    try:
+        driver.get(session["url"])
+        fill(driver, "4242 4242 4242 4242", expiry="12/30")
+        check(driver.find_element(By.ID, "brand").text == "", "no script ran (no brand named while typing)")
+        driver.find_element(By.ID, "pay").click()
+        query = landed(driver, site, "/done")
+        check(query.get("ifcc_responseType") == ["approved"] and query.get("ifcc_amount") == ["10.99"]
+              and query.get("ifcc_taxAmount") == ["0.86"] and query.get("ifcc_redactedCardNumber") == ["XXXXXXXXXXXX4242"],
+              "the plain form pays and returns Inner Fence's parameters")
+    finally:
+        driver.quit()
+
+
+def cancel(vault: Vault, site: ReturnSite, shots: str):
+    print("cancel")
+    session = vault.session(site)
+    driver = browser(1280, 900)
+    try:
+        driver.get(session["url"])
+        driver.find_element(By.ID, "cancel").click()
+        query = landed(driver, site, "/cart")
+        check(query == {"order": ["17"], "checkout_session": [session["id"]], "status": ["canceled"]}, "Cancel lands on the cancel URL")
+        check(vault.api("GET", "/v1/checkout_sessions/" + session["id"])["status"] == "canceled", "the session is canceled")
+        driver.get(session["url"])
+        check(driver.find_elements(By.ID, "number") == [] and "canceled" in driver.find_element(By.ID, "ended").text,
+              "the page then shows how it ended, with no form")
+        driver.save_screenshot(os.path.join(shots, "checkout-canceled.png"))
+    finally:
+        driver.quit()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--artifacts", default="test-artifacts/browser")
+    arguments = parser.parse_args()
+    os.makedirs(arguments.artifacts, exist_ok=True)
+    folder = tempfile.mkdtemp(prefix="browser-test-")
+    site = ReturnSite()
+    vault = Vault(arguments.cli, folder)
+    try:
+        for flow in (desktop, phone, without_javascript, cancel):
+            flow(vault, site, arguments.artifacts)
+        with open(vault.log) as log:
+            text = log.read()
+        check(VISA not in text and DECLINED not in text, "no card number in the server's log")
+    except Exception:
+        print("browser-test: failed; the server's log is " + vault.log, file=sys.stderr)
+        raise
+    finally:
+        vault.stop()
+    print("browser-test: every flow passed; screenshots in " + arguments.artifacts)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
