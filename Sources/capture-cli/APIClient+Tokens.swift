@@ -27,13 +27,7 @@ extension APIClient {
     /// Exchanges a card for a token and prints it: the server's JSON answer with `json`, else
     /// one line (id, brand, last four digits, when it expires).
     func tokenize(_ card: CardFields, amount: Int?, currency: String?, json: Bool) async throws {
-        var body: [String: Any] = ["number": card.number, "exp_month": card.month, "exp_year": card.year]
-        body["cvc"] = card.cvc
-        body["holder"] = card.holder
-        body["amount"] = amount
-        body["currency"] = currency
-        let (status, data) = try await send("POST", "v1/tokens", body: body)
-        let token = try Self.object(status, data)
+        let (token, data) = try await createToken(card, amount: amount, currency: currency)
         if json {
             print(String(decoding: data, as: UTF8.self))
             return
@@ -43,5 +37,17 @@ extension APIClient {
         print(
             "\(token["id"] as? String ?? "?")  \(summary["brand"] as? String ?? "card") ****\(last4)  expires \(token["expires_at"] as? String ?? "?")"
         )
+    }
+
+    /// A token for the card: the object and the body as sent; the API's refusal ends the
+    /// command (``APIClient/object(_:_:)``).
+    func createToken(_ card: CardFields, amount: Int?, currency: String?) async throws -> ([String: Any], Data) {
+        var body: [String: Any] = ["number": card.number, "exp_month": card.month, "exp_year": card.year]
+        body["cvc"] = card.cvc
+        body["holder"] = card.holder
+        body["amount"] = amount
+        body["currency"] = currency
+        let (status, data) = try await send("POST", "v1/tokens", body: body)
+        return (try Self.object(status, data), data)
     }
 }

@@ -14,7 +14,9 @@ struct CaptureCLI: AsyncParsableCommand {
         abstract: "Read payment cards off images, validate them and exchange them for tokens.",
         version: "0.1.0",
         subcommands: [
-            ScanCommand.self, EnterCommand.self, ValidateCommand.self, TokenizeCommand.self, ChargeCommand.self, ServeCommand.self, KeysCommand.self,
+            ScanCommand.self, EnterCommand.self, ValidateCommand.self, TokenizeCommand.self, ChargeCommand.self, CheckoutCommand.self,
+            ChargeURLCommand.self, ServeCommand.self,
+            KeysCommand.self,
             BenchCommand.self,
         ]
     )

@@ -29,3 +29,18 @@ final class Progress {
         clear()
     }
 }
+
+/// One line of status on standard error, rewritten in place, drawn only on a terminal.
+struct StatusLine {
+    let enabled: Bool
+
+    func show(_ text: String) {
+        guard enabled else { return }
+        Terminal.writeErrorRaw("\r\u{1B}[2K" + text)
+    }
+
+    func finish() {
+        guard enabled else { return }
+        Terminal.writeErrorRaw("\r\u{1B}[2K")
+    }
+}

@@ -64,49 +64,12 @@ struct TokenizeCommand: AsyncParsableCommand {
         }
         let card: CardFields
         if let image {
-            card = try read(image, expiry: given)
+            card = try CardReading(manualFallback: manualFallback, resultIsJSON: server.json).read(image, expiry: given, cvc: cvc, holder: holder)
         } else if let number, let given {
             card = CardFields(number: number, month: given.month, year: given.year, cvc: cvc, holder: holder)
         } else {
             preconditionFailure("validate() lets through only an image or a number with an expiry")
         }
         try await client.tokenize(card, amount: amount, currency: currency, json: server.json)
-    }
-
-    /// The card off an image, finished by hand with --manual-fallback when the scan falls short.
-    private func read(_ image: String, expiry given: Expiry?) throws -> CardFields {
-        var scanned: ScanResult?
-        var reason: String?
-        do {
-            var result = try CardScanner().scan(contentsOf: image)
-            result.expiry = given ?? result.expiry
-            scanned = result
-            reason = ManualEntry.reasonToAsk(after: result, expiryNeeded: true)
-        } catch {
-            guard manualFallback else {
-                Terminal.writeError("capture-cli: cannot read \(image): \(error)")
-                throw ExitCode(2)
-            }
-            reason = "\(image) could not be scanned (\(error))"
-        }
-        if let scanned, let pan = scanned.pan, let expiry = scanned.expiry, reason == nil || !manualFallback {
-            return CardFields(number: pan.revealed, month: expiry.month, year: expiry.year, cvc: cvc, holder: holder ?? scanned.holder)
-        }
-        guard manualFallback else {
-            if scanned?.pan == nil {
-                Terminal.writeError(
-                    "capture-cli: no card number could be read off \(image); give it with --number, or type it with --manual-fallback"
-                )
-            } else {
-                Terminal.writeError("capture-cli: the expiry could not be read off the image; give it with --expiry MM/YY")
-            }
-            throw ExitCode(1)
-        }
-        var defaults = scanned.map(ManualEntry.defaults(from:)) ?? ManualEntry.Values()
-        defaults.holder = holder ?? defaults.holder
-        let fields: [ManualEntry.Field] = [.number, .expiry] + (cvc == nil ? [.cvc] : []) + (holder == nil ? [.holder] : [])
-        var entry = ManualEntry(fields: fields, defaults: defaults)
-        var prompt = EntryPrompt(resultIsJSON: server.json)
-        return CardFields(try prompt.card(from: &entry, reason: reason), cvc: cvc, holder: holder)
     }
 }

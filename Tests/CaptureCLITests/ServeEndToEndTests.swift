@@ -222,7 +222,7 @@ struct ServeEndToEndTests {
 }
 
 /// One HTTP request to the server under test, waited for.
-private func http(_ method: String, _ url: String, key: String?, type: String?, body: Data?) throws -> (Int, Data) {
+func http(_ method: String, _ url: String, key: String?, type: String?, body: Data?) throws -> (Int, Data) {
     var request = URLRequest(url: try #require(URL(string: url)))
     request.httpMethod = method
     request.httpBody = body

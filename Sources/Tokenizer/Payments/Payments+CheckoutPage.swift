@@ -56,7 +56,7 @@ extension Payments {
 ///
 /// - `query` format: `checkout_session=cs_…&status=complete` (or `canceled`, `expired`).
 /// - `ifcc` format (Inner Fence's credit card terminal): `ifcc_responseType` (approved,
-///   cancelled or error), and when paid `ifcc_transactionId`, `ifcc_amount` ("10.99"),
+///   declined, cancelled or error), and when paid `ifcc_transactionId`, `ifcc_amount` ("10.99"),
 ///   `ifcc_currency`, `ifcc_redactedCardNumber` ("XXXXXXXXXXXX1111"), `ifcc_cardType`, and
 ///   `ifcc_taxAmount` / `ifcc_taxRate` when the session has a tax rate (the amount includes it).
 public enum CheckoutReturn {
@@ -65,36 +65,62 @@ public enum CheckoutReturn {
     public static func url(for session: CheckoutSessionRecord, transaction: TransactionRecord?) -> String {
         let paid = session.status == CheckoutSessionRecord.complete ? transaction : nil
         let base = paid == nil ? (session.cancelURL ?? session.returnURL) : session.returnURL
-        let parameters =
-            session.returnFormat == "ifcc"
-            ? ifcc(session, paid: paid)
-            : [("checkout_session", session.id), ("status", session.status)]
-        guard var components = URLComponents(string: base) else { return base }
+        guard session.returnFormat == "ifcc" else {
+            return appending([("checkout_session", session.id), ("status", session.status)], to: base)
+        }
+        guard let paid else {
+            return appending([("ifcc_responseType", session.status == CheckoutSessionRecord.canceled ? "cancelled" : "error")], to: base)
+        }
+        let tax = session.taxRate.flatMap { rate in Self.tax(in: session).map { (amount: $0, rate: rate) } }
+        let parameters = innerFence(
+            status: paid.status,
+            transactionID: paid.id,
+            amount: paid.amount,
+            currency: paid.currency,
+            brand: paid.brand,
+            last4: paid.last4,
+            tax: tax
+        )
+        return appending(parameters, to: base)
+    }
+
+    /// Inner Fence's parameters for a transaction the processor answered: `approved` with
+    /// the payment's details (`declined`, `error` for the other outcomes). `tax` is the tax
+    /// inside the amount and the rate as the request gave it.
+    public static func innerFence(
+        status: String,
+        transactionID: String,
+        amount: Int,
+        currency: String,
+        brand: String,
+        last4: String,
+        tax: (amount: Int, rate: String)?
+    ) -> [(String, String)] {
+        let exponent = (try? Currency(currency))?.exponent ?? 2
+        var parameters = [
+            ("ifcc_responseType", status == "succeeded" ? "approved" : status == "declined" ? "declined" : "error"),
+            ("ifcc_transactionId", transactionID),
+            ("ifcc_amount", decimal(amount, exponent: exponent)),
+            ("ifcc_currency", currency),
+            ("ifcc_redactedCardNumber", redacted(last4: last4, brand: brand)),
+            ("ifcc_cardType", cardType(brand)),
+        ]
+        if let tax {
+            parameters.append(("ifcc_taxAmount", decimal(tax.amount, exponent: exponent)))
+            parameters.append(("ifcc_taxRate", tax.rate))
+        }
+        return parameters
+    }
+
+    /// `url` with `parameters` added to its query; the query's own parameters are kept,
+    /// except those of the same names, which are replaced.
+    public static func appending(_ parameters: [(String, String)], to url: String) -> String {
+        guard var components = URLComponents(string: url) else { return url }
         let names = Set(parameters.map(\.0))
         var items = (components.queryItems ?? []).filter { !names.contains($0.name) }
         items += parameters.map { URLQueryItem(name: $0.0, value: $0.1) }
         components.queryItems = items
-        return components.string ?? base
-    }
-
-    private static func ifcc(_ session: CheckoutSessionRecord, paid: TransactionRecord?) -> [(String, String)] {
-        guard let paid else {
-            return [("ifcc_responseType", session.status == CheckoutSessionRecord.canceled ? "cancelled" : "error")]
-        }
-        let exponent = (try? Currency(paid.currency))?.exponent ?? 2
-        var parameters = [
-            ("ifcc_responseType", "approved"),
-            ("ifcc_transactionId", paid.id),
-            ("ifcc_amount", decimal(paid.amount, exponent: exponent)),
-            ("ifcc_currency", paid.currency),
-            ("ifcc_redactedCardNumber", redacted(last4: paid.last4, brand: paid.brand)),
-            ("ifcc_cardType", cardType(paid.brand)),
-        ]
-        if let rate = session.taxRate, let tax = tax(in: session) {
-            parameters.append(("ifcc_taxAmount", decimal(tax, exponent: exponent)))
-            parameters.append(("ifcc_taxRate", rate))
-        }
-        return parameters
+        return components.string ?? url
     }
 
     /// The tax inside the session's amount, in minor units, when it has a tax rate.
@@ -111,7 +137,7 @@ public enum CheckoutReturn {
     }
 
     /// Minor units as a decimal string: 1099 with exponent 2 is "10.99"; 500 with 0 is "500".
-    static func decimal(_ amount: Int, exponent: Int) -> String {
+    public static func decimal(_ amount: Int, exponent: Int) -> String {
         guard exponent > 0 else { return String(amount) }
         var scale = 1
         for _ in 0..<exponent { scale *= 10 }

@@ -1,0 +1,197 @@
+import ArgumentParser
+import Foundation
+
+/// `capture-cli checkout`: a backend developer's side of checkout sessions.
+struct CheckoutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "checkout",
+        abstract: "Open checkout sessions, read them, and wait for one to be paid (needs a secret key).",
+        subcommands: [Create.self, Status.self, Wait.self]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Open a checkout session and print its hosted page's URL (the last line).",
+            discussion: "Exit status: 0 with a session, 2 on bad usage or when the server refuses it (the reason is printed)."
+        )
+
+        @Option(help: "The amount in minor units (cents, pence; yen for JPY).")
+        var amount: Int
+
+        @Option(help: "The ISO 4217 currency, such as USD.")
+        var currency: String
+
+        @Option(name: .customLong("return-url"), help: "Where the buyer goes once paid (http or https).")
+        var returnURL: String
+
+        @Option(name: .customLong("cancel-url"), help: "Where the buyer goes on Cancel; the return URL when not given.")
+        var cancelURL: String?
+
+        @Option(help: "What is being paid for, shown on the page.")
+        var description: String?
+
+        @Option(name: .customLong("allowed-brand"), help: "A brand the page takes (visa, mastercard, amex, …); repeat for more. All when not given.")
+        var allowedBrands: [String] = []
+
+        @Option(name: .customLong("expires-in"), help: "Seconds the session stays open (10 to 86400).")
+        var expiresIn: Int?
+
+        @Option(name: .customLong("return-format"), help: "query (checkout_session and status) or ifcc (Inner Fence's parameters).")
+        var returnFormat: String?
+
+        @Option(name: .customLong("tax-rate"), help: "The tax included in the amount, in percent, such as 8.5.")
+        var taxRate: String?
+
+        @Option(help: "The client the payment is for (client_…).")
+        var client: String?
+
+        @Flag(help: "Save the card as a payment method for --client.")
+        var save = false
+
+        @Option(help: "A KEY=VALUE kept with the session; repeat for more.")
+        var metadata: [String] = []
+
+        @OptionGroup var server: ServerOptions
+
+        func validate() throws {
+            if save && client == nil { throw ValidationError("--save needs --client") }
+            if let bad = metadata.first(where: { !$0.contains("=") }) { throw ValidationError("--metadata takes KEY=VALUE; '\(bad)' has no =") }
+        }
+
+        func run() async throws {
+            var body: [String: Any] = ["amount": amount, "currency": currency, "return_url": returnURL]
+            body["cancel_url"] = cancelURL
+            body["description"] = description
+            body["allowed_brands"] = allowedBrands.isEmpty ? nil : allowedBrands
+            body["expires_in"] = expiresIn
+            body["return_format"] = returnFormat
+            body["tax_rate"] = taxRate
+            body["client"] = client
+            if save { body["save_payment_method"] = true }
+            if !metadata.isEmpty {
+                body["metadata"] = Dictionary(
+                    metadata.map { pair in
+                        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                        return (String(parts[0]), String(parts[1]))
+                    },
+                    uniquingKeysWith: { $1 }
+                )
+            }
+            let (status, data) = try await server.client().send("POST", "v1/checkout_sessions", body: body)
+            let session = try APIClient.object(status, data)
+            if server.json {
+                print(String(decoding: data, as: UTF8.self))
+                return
+            }
+            print(CheckoutLine(session).text)
+            print(session["url"] as? String ?? "")
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a checkout session: its status, attempts and payment.",
+            discussion: "Exit status: 0 when read, 2 when it cannot be (unknown session, server errors)."
+        )
+
+        @Argument(help: "The session (cs_…).")
+        var session: String
+
+        @OptionGroup var server: ServerOptions
+
+        func run() async throws {
+            let client = try server.client()
+            let (object, data) = try await client.checkoutSession(session)
+            print(server.json ? String(decoding: data, as: UTF8.self) : CheckoutLine(object).text)
+        }
+    }
+
+    struct Wait: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Poll a checkout session until it is paid, canceled or expired, and print how it ended.",
+            discussion: """
+                On a terminal a progress line shows the status, attempts and time left while it waits. \
+                Exit status: 0 when paid (complete), 1 when canceled or expired, 2 on errors or when --timeout passes first.
+                """
+        )
+
+        @Argument(help: "The session (cs_…).")
+        var session: String
+
+        @Option(help: "Seconds between reads.")
+        var interval: Double = 2
+
+        @Option(help: "Seconds to wait at most; until the session ends when not given.")
+        var timeout: Double?
+
+        @OptionGroup var server: ServerOptions
+
+        func validate() throws {
+            guard interval >= 0.1, interval <= 600 else { throw ValidationError("--interval is 0.1 to 600 seconds") }
+            if let timeout, timeout <= 0 { throw ValidationError("--timeout must be more than 0 seconds") }
+        }
+
+        func run() async throws {
+            let client = try server.client()
+            let started = Date()
+            let progress = StatusLine(enabled: Terminal.isTerminal(2))
+            while true {
+                let (object, data) = try await client.checkoutSession(session)
+                let line = CheckoutLine(object)
+                if line.status != "open" {
+                    progress.finish()
+                    print(server.json ? String(decoding: data, as: UTF8.self) : line.text)
+                    if line.status != "complete" { throw ExitCode(1) }
+                    return
+                }
+                if let timeout, Date().timeIntervalSince(started) >= timeout {
+                    progress.finish()
+                    Terminal.writeError("capture-cli: \(session) is still open after \(Int(timeout)) s: \(line.text)")
+                    throw ExitCode(2)
+                }
+                progress.show("waiting for \(session): \(line.waiting)")
+                try await Task.sleep(for: .seconds(interval))
+            }
+        }
+    }
+}
+
+extension APIClient {
+    /// A checkout session: the object and the body as sent.
+    func checkoutSession(_ id: String) async throws -> ([String: Any], Data) {
+        guard id.hasPrefix("cs_"), id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+            Terminal.writeError("capture-cli: '\(id.prefix(40))' is not a checkout session id (cs_…)")
+            throw ExitCode(2)
+        }
+        let (status, data) = try await send("GET", "v1/checkout_sessions/" + id)
+        return (try Self.object(status, data), data)
+    }
+}
+
+/// A session in one line: `cs_…  complete  1099 USD  attempts 1  paid tx_… visa ****4242`.
+struct CheckoutLine {
+    let status: String
+    let text: String
+    /// The open session's attempts and time left, for a progress line.
+    let waiting: String
+
+    init(_ session: [String: Any]) {
+        status = session["status"] as? String ?? "unknown"
+        let attempts = session["attempts"] as? Int ?? 0
+        var text = "\(session["id"] as? String ?? "?")  \(status)  \(session["amount"] as? Int ?? 0) \(session["currency"] as? String ?? "")"
+        text += "  attempts \(attempts)"
+        if let payment = session["transaction"] as? [String: Any] {
+            let card = payment["card"] as? [String: Any] ?? [:]
+            text +=
+                "  paid \(payment["id"] as? String ?? "?") \(card["brand"] as? String ?? "card") ****\(card["last4"] as? String ?? "????")"
+        }
+        var left = ""
+        if status == "open", let expires = (session["expires_at"] as? String).flatMap({ try? Date($0, strategy: .iso8601) }) {
+            let seconds = max(0, Int(expires.timeIntervalSinceNow))
+            left = String(format: ", expires in %d:%02d", seconds / 60, seconds % 60)
+            text += "  expires \(session["expires_at"] as? String ?? "")"
+        }
+        self.text = text
+        waiting = "\(status), \(attempts) attempt\(attempts == 1 ? "" : "s")\(left)"
+    }
+}
