@@ -133,13 +133,15 @@ final class InnerFenceRequest {
             throw Problem(message: "currency '\(currency.prefix(10))' is not an ISO 4217 currency code")
         }
         self.exponent = exponent
-        guard let text = values["amount"], let amount = Self.minorUnits(text, exponent: exponent), amount > 0 else {
+        guard let text = values["amount"], let amount = Currency.units(of: text, places: exponent), amount > 0 else {
             throw Problem(message: "amount must be a positive decimal with at most \(exponent) decimals, such as 10.99")
         }
         if let rate = values["taxRate"], !rate.isEmpty {
-            guard let tax = Self.minorUnits(rate, exponent: 3).map({ (amount * $0 + 50_000) / 100_000 }), rate.count <= 8 else {
-                throw Problem(message: "taxRate must be a percentage such as 8.5")
+            guard let rateValue = Currency.units(of: rate, places: 3), rateValue <= 100_000 else {
+                throw Problem(message: "taxRate must be a percentage from 0 to 100, such as 8.5")
             }
+            // Added to the amount, rounded to the nearest minor unit, as Inner Fence adds sales tax.
+            let tax = (amount * rateValue + 50_000) / 100_000
             self.tax = (tax, rate)
             total = amount + tax
         } else {
@@ -160,16 +162,5 @@ final class InnerFenceRequest {
         answered = true
         guard let returnURL else { return }
         print(CheckoutReturn.appending(parameters, to: returnURL))
-    }
-
-    /// "10.99" as 1099 for exponent 2; nil for anything but digits with at most `exponent` decimals.
-    static func minorUnits(_ text: String, exponent: Int) -> Int? {
-        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        let whole = parts[0]
-        let fraction = parts.count == 2 ? parts[1] : ""
-        guard !whole.isEmpty, whole.count <= 12, fraction.count <= exponent, parts.count == 1 || !fraction.isEmpty,
-            (whole + fraction).allSatisfy({ $0.isASCII && $0.isNumber })
-        else { return nil }
-        return Int(whole + fraction + String(repeating: "0", count: exponent - fraction.count))
     }
 }

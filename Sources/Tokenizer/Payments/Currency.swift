@@ -23,6 +23,19 @@ public struct Currency: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { code }
 
+    /// A plain decimal ("10.99", "8.5", "500") as a whole number of 10^-`places` units:
+    /// "10.99" with 2 places is 1099. Nil for anything but ASCII digits with at most `places`
+    /// decimals (no sign, no exponent, at most 12 digits before the point).
+    public static func units(of text: String, places: Int) -> Int? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts[0]
+        let fraction = parts.count == 2 ? parts[1] : ""
+        guard !whole.isEmpty, whole.count <= 12, fraction.count <= places, parts.count == 1 || !fraction.isEmpty,
+            (whole + fraction).allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
+        return Int(whole + fraction + String(repeating: "0", count: places - fraction.count))
+    }
+
     /// The largest amount accepted in one transaction, in minor units: a hundred million
     /// major units, far above any card payment and far below overflow.
     public var maximumAmount: Int {

@@ -292,13 +292,7 @@ extension Payments {
 
     /// A tax rate in thousandths of a percent ("8.5" is 8500), from 0 to 100 %.
     static func taxRate(_ text: String) throws(VaultError) -> Int {
-        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        let whole = parts[0]
-        let fraction = parts.count == 2 ? parts[1] : ""
-        guard !whole.isEmpty, whole.count <= 3, fraction.count <= 3, parts.count == 1 || !fraction.isEmpty,
-            (whole + fraction).allSatisfy({ $0.isASCII && $0.isNumber }),
-            let value = Int(whole + fraction.padding(toLength: 3, withPad: "0", startingAt: 0)), value <= 100_000
-        else {
+        guard text.count <= 7, let value = Currency.units(of: text, places: 3), value <= 100_000 else {
             throw VaultError(.invalidRequest, "tax_rate must be a percentage from 0 to 100 as a string, such as \"8.5\"", param: "tax_rate")
         }
         return value
