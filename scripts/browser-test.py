@@ -6,7 +6,8 @@ Flows, each checked end to end (the page, where the browser lands, and the sessi
   1. desktop width, with JavaScript: the number groups and names its brand as it is typed, the
      expiry gets its slash, the CVC label follows the brand; a decline shows its message and
      leaves the form; a good card lands on the local return URL with the merchant's query kept.
-  2. phone width (375 px): no horizontal scrolling; a field error; then pays.
+  2. phone width (375 px): no horizontal scrolling; a field error; a card photo fills the number
+     and expiry in; then pays.
   3. JavaScript switched off: the plain form pays all the same.
   4. Cancel: lands on the cancel URL; the session is canceled.
 Screenshots go to the artefacts folder (default test-artifacts/browser).
@@ -34,6 +35,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 VISA = "4242424242424242"
+# A card image of the fixtures, with what its manifest says is on it.
+PHOTO = os.path.abspath("Fixtures/cards/t012-flat-visa.png")
+_CARD = next(c for c in json.load(open("Fixtures/cards/manifest.json")) if c["file"] == "t012-flat-visa.png")
+PHOTO_NUMBER = _CARD["pan"]
+PHOTO_EXPIRY = "%02d/%02d" % (_CARD["month"], _CARD["year"] % 100)
 DECLINED = "4000000000000002"
 
 
@@ -188,7 +194,7 @@ def desktop(vault: Vault, site: ReturnSite, shots: str):
         paid = vault.api("GET", "/v1/checkout_sessions/" + session["id"])
         check(paid["status"] == "complete" and paid["attempts"] == 2 and paid["transaction"]["card"]["last4"] == "4242",
               "the session is complete with its transaction")
-        check(all(VISA not in visit and "4242+4242" not in visit for visit in site.visits), "no card number in any address")
+        check(all(VISA not in visit and PHOTO_NUMBER not in visit for visit in site.visits), "no card number in any address")
     finally:
         driver.quit()
 
@@ -210,7 +216,18 @@ def phone(vault: Vault, site: ReturnSite, shots: str):
               "not a valid" in driver.find_element(By.ID, "number-error").text.lower(),
               "a mistyped number says why under its field")
         driver.save_screenshot(os.path.join(shots, "checkout-narrow-error.png"))
-        fill(driver, VISA)
+        # A photo of the card fills the number and expiry; the buyer adds the security code.
+        driver.find_element(By.ID, "number").clear()
+        driver.find_element(By.ID, "expiry").clear()
+        driver.find_element(By.ID, "photo").send_keys(PHOTO)
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "number").get_attribute("value") != "")
+        check(driver.find_element(By.ID, "number").get_attribute("value").replace(" ", "") == PHOTO_NUMBER
+              and driver.find_element(By.ID, "expiry").get_attribute("value") == PHOTO_EXPIRY,
+              "a photo of the card fills in the number and expiry")
+        check("Check the number" in driver.find_element(By.ID, "photo-status").text, "and asks the buyer to check them")
+        check(driver.find_elements(By.ID, "number-error") == [], "the last try's message about the number goes once the number changes")
+        driver.save_screenshot(os.path.join(shots, "checkout-narrow-photo.png"))
+        type_into(driver, "cvc", "123")
         driver.find_element(By.ID, "pay").click()
         check(landed(driver, site, "/done")["status"] == ["complete"], "then it pays")
     finally:
@@ -266,7 +283,7 @@ def main():
             flow(vault, site, arguments.artifacts)
         with open(vault.log) as log:
             text = log.read()
-        check(VISA not in text and DECLINED not in text, "no card number in the server's log")
+        check(VISA not in text and DECLINED not in text and PHOTO_NUMBER not in text, "no card number in the server's log")
     except Exception:
         print("browser-test: failed; the server's log is " + vault.log, file=sys.stderr)
         raise

@@ -85,7 +85,9 @@ public struct CaptureAPI: Sendable {
         ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent).add(to: v1)
         PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)
         CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL).add(to: v1)
-        CheckoutPageRoutes(payments: payments, secureCookies: publicURL?.lowercased().hasPrefix("https:") ?? false).add(to: router)
+        CheckoutPageRoutes(payments: payments, scanning: scanning, secureCookies: publicURL?.lowercased().hasPrefix("https:") ?? false).add(
+            to: router
+        )
         return router
     }
 

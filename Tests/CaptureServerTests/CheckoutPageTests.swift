@@ -203,6 +203,43 @@ struct CheckoutPageTests {
         }
     }
 
+    @Test("a photo fills the form: the scanner's reading comes back for the buyer to check, only with the page's token")
+    func photo() async throws {
+        let fixture = try await APIFixture()
+        let card = try ScanAPITests.manifest("t012-flat-visa.png")
+        let pan = try #require(card.pan)
+        let image = try ScanAPITests.bytes("Fixtures/cards/\(card.file)")
+        try await fixture.application(scanner: ScanAPITests.scanner.get()).test(.router) { client in
+            let id = try await client.openSession(fixture, Self.sessionBody)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            #expect(page.html.contains("id=\"photo\""))
+            func upload(token: String?, cookie: String?, type: String = "image/png") async throws -> (HTTPResponse.Status, [String: Any]) {
+                var headers = HTTPFields()
+                headers[.contentType] = type
+                if let token { headers[HTTPField.Name("X-Capture-Form-Token")!] = token }
+                if let cookie { headers[.cookie] = cookie }
+                return try await client.execute(uri: "/pay/\(id)/scan", method: .post, headers: headers, body: ByteBuffer(bytes: image)) { response in
+                    (response.status, (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))) as? [String: Any] ?? [:])
+                }
+            }
+            let (status, read) = try await upload(token: try page.formToken(), cookie: page.cookie)
+            #expect(status == .ok)
+            let number = try #require(read["number"] as? String)
+            #expect(number.filter(\.isNumber) == pan && number.contains(" "))
+            if let month = card.month, let year = card.year {
+                #expect(read["expiry"] as? String == String(format: "%02d/%02d", month, year % 100))
+            }
+            #expect((read["message"] as? String)?.hasPrefix("Check the number") == true)
+            // Without the page's token or cookie, or not a PNG: refused, nothing read.
+            #expect(try await upload(token: nil, cookie: page.cookie).0 == .forbidden)
+            #expect(try await upload(token: try page.formToken(), cookie: nil).0 == .forbidden)
+            #expect(try await upload(token: try page.formToken(), cookie: page.cookie, type: "image/jpeg").0 == .unsupportedMediaType)
+            // Reading a photo is not an attempt, and the number is in no log line.
+            #expect(try await client.session(fixture, id).attempts == 0)
+            #expect(!fixture.logs.all.joined().contains(pan))
+        }
+    }
+
     @Test("an unknown page is a 404 page that echoes nothing it was sent")
     func unknown() async throws {
         let fixture = try await APIFixture()

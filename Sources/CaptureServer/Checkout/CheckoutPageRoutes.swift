@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import OCRBridge
 import Tokenizer
 
 /// The hosted checkout page, `/pay/cs_…`: what a buyer sees and pays on. Server-rendered
@@ -15,8 +16,12 @@ import Tokenizer
 ///   field says why in the validator's words; a decline keeps the session open for another
 ///   card; a payment sends the buyer to the return URL (303).
 /// - `POST /pay/{id}/cancel`: ends the session and sends the buyer to the cancel URL.
+/// - `POST /pay/{id}/scan`: the page's script sends a card photo (PNG) with the form's token;
+///   the answer is what the scanner read, for the buyer to check in the form. Nothing is kept.
 struct CheckoutPageRoutes {
     let payments: Payments
+    /// The server's scanner, shared with `/v1/scans` (and its limit); nil without one.
+    let scanning: ScanRoutes.Scanning?
     /// Whether the page is served over https (`--public-url https://…`): the form's cookie
     /// is then sent over https only.
     let secureCookies: Bool
@@ -33,6 +38,7 @@ struct CheckoutPageRoutes {
         router.get("pay/:id", use: show)
         router.post("pay/:id", use: pay)
         router.post("pay/:id/cancel", use: cancel)
+        router.post("pay/:id/scan", use: scan)
     }
 
     /// What the form posts. Every field is optional here: a missing one is refused by the
@@ -125,6 +131,55 @@ struct CheckoutPageRoutes {
         } catch {
             return failure(error, id: id, context: context)
         }
+    }
+
+    /// What a photo gave, for the script to put in the form: the number grouped as printed
+    /// and the expiry as MM/YY, each only when the scanner read it sure enough to offer.
+    struct Prefill: Encodable {
+        let number: String?
+        let expiry: String?
+        let name: String?
+        let message: String
+    }
+
+    /// The header the script sends the form's token in.
+    static let formTokenHeader = HTTPField.Name("X-Capture-Form-Token")!
+
+    @Sendable func scan(_ request: Request, context: APIContext) async throws -> Response {
+        let id = context.parameters.get("id") ?? ""
+        let session = try await APIError.mapping { try await payments.checkoutPage(id).session }
+        guard session.status == CheckoutSessionRecord.open else {
+            throw APIError(.conflict, .invalidRequest, code: "checkout_session_not_open", message: "this payment is \(session.status)")
+        }
+        guard formTokenIsValid(request.headers[Self.formTokenHeader], sessionID: id, request: request) else {
+            throw APIError(.forbidden, .invalidRequest, code: "invalid_form_token", message: "reload the page and try the photo again")
+        }
+        guard request.headers[.contentType]?.lowercased().hasPrefix("image/png") == true else {
+            throw APIError(.unsupportedMediaType, .invalidRequest, code: "unsupported_media_type", message: "the photo must be a PNG image")
+        }
+        guard let scanning else {
+            throw APIError(.serviceUnavailable, .api, code: "scanner_unavailable", message: "photos cannot be read here; type the card in")
+        }
+        let limit = context.maxUploadSize
+        let result = try await scanning.holdingPlace {
+            let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: ScanRoutes.tooLarge(limit)).readableBytesView)
+            do {
+                return try await scanning.scan(bytes)
+            } catch let error as OCRError {
+                throw ScanRoutes.apiError(error)
+            }
+        }
+        let pan = result.status == .found ? result.pan : nil
+        let number = pan?.revealedGrouped
+        let expiry = result.expiry.map { String(format: "%02d/%02d", $0.month, $0.year % 100) }
+        let message =
+            pan == nil
+            ? "No card number could be read from the photo; type it in."
+            : "Check the number\(expiry == nil ? "" : " and expiry") read from your photo, then add the security code."
+        var headers = Self.securityHeaders
+        headers[.contentType] = "application/json"
+        let body = try APIJSON.encoder.encode(Prefill(number: number, expiry: expiry, name: pan == nil ? nil : result.holder, message: message))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     // MARK: - The form

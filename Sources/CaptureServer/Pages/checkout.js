@@ -72,6 +72,20 @@
     return brand;
   }
 
+  // A field's message from the last try goes once the field is changed.
+  function clearError(input) {
+    const field = input.closest(".field");
+    if (!field || !field.classList.contains("invalid")) return;
+    field.classList.remove("invalid");
+    const message = field.querySelector(".error");
+    if (message) message.remove();
+    input.removeAttribute("aria-invalid");
+    input.removeAttribute("aria-describedby");
+  }
+  for (const input of form.querySelectorAll("input:not([type=hidden]):not([type=file])")) {
+    input.addEventListener("input", function () { clearError(input); });
+  }
+
   number.addEventListener("input", function () {
     const atEnd = number.selectionStart === number.value.length;
     const digits = number.value.replace(/\D/g, "").slice(0, 19);
@@ -87,6 +101,50 @@
     if (/^\d{2}$/.test(text)) text = text + "/";
     expiry.value = text;
   });
+
+  // A photo of the card: the server reads it and the fields are filled for the buyer to
+  // check. The photo is sent with the form's token and kept nowhere.
+  const photoRow = document.getElementById("photo-row");
+  const photo = document.getElementById("photo");
+  const photoStatus = document.getElementById("photo-status");
+  if (photoRow && window.fetch) {
+    photoRow.hidden = false;
+    photo.addEventListener("change", async function () {
+      const file = photo.files && photo.files[0];
+      if (!file) return;
+      photoStatus.textContent = "Reading the photo\u2026";
+      try {
+        const answer = await fetch(form.getAttribute("action") + "/scan", {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "Content-Type": "image/png", "X-Capture-Form-Token": form.elements["csrf"].value },
+          body: file,
+        });
+        const read = await answer.json();
+        if (!answer.ok) {
+          photoStatus.textContent = (read.error && read.error.message) || "The photo could not be read; type the card in.";
+          return;
+        }
+        if (read.number) {
+          number.value = read.number;
+          clearError(number);
+          showBrand();
+        }
+        if (read.expiry) {
+          expiry.value = read.expiry;
+          clearError(expiry);
+        }
+        const name = document.getElementById("name");
+        if (read.name && !name.value) name.value = read.name;
+        photoStatus.textContent = read.message;
+        (read.number ? cvc : number).focus();
+      } catch (error) {
+        photoStatus.textContent = "The photo could not be sent; type the card in.";
+      } finally {
+        photo.value = "";
+      }
+    });
+  }
 
   const payLabel = pay.textContent;
   form.addEventListener("submit", function () {

@@ -106,6 +106,10 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
     /// How many digits the number has.
     public var length: Int { digits.count }
 
+    /// The whole number grouped as its brand prints it (`4111 1111 1111 1111`): for the
+    /// buyer's own form only, like ``revealed``.
+    public var revealedGrouped: String { Self.grouped(Array(revealed), brand.grouping(forLength: revealed.count)) }
+
     /// The number grouped as its brand prints it, masked: `4111 11** **** 1111`.
     public var maskedGrouped: String { Self.grouped(Array(masked), brand.grouping(forLength: digits.count)) }
 
