@@ -85,9 +85,8 @@ public struct CaptureAPI: Sendable {
         ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent).add(to: v1)
         PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)
         CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL).add(to: v1)
-        CheckoutPageRoutes(payments: payments, scanning: scanning, secureCookies: publicURL?.lowercased().hasPrefix("https:") ?? false).add(
-            to: router
-        )
+        let overHTTPS = publicURL?.lowercased().hasPrefix("https:") ?? false
+        CheckoutPageRoutes(payments: payments, scanning: scanning, secureCookies: overHTTPS).add(to: router)
         return router
     }
 
