@@ -1,0 +1,242 @@
+import CardCapture
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import OCRBridge
+import Tokenizer
+
+/// What the page answers: the rendered page, redirects, its headers and its words.
+extension CheckoutPageRoutes {
+    // MARK: - Answers
+
+    /// The page for a session as it stands: the form while it is open and has attempts left,
+    /// else how it ended.
+    func render(
+        _ session: CheckoutSessionRecord,
+        merchant: String,
+        transaction: TransactionRecord?,
+        status: HTTPResponse.Status,
+        request: Request,
+        form: CheckoutPages.Form = CheckoutPages.Form(),
+        notice: CheckoutPages.Notice? = nil
+    ) -> Response {
+        let sent = request.cookies[Self.nonceCookie]?.value
+        let nonce = sent.map(Self.isNonce) == true ? sent ?? "" : Self.newNonce()
+        let amount = CheckoutPages.money(session.amount, currency: session.currency)
+        var view = CheckoutPages.View(
+            title: "Pay \(merchant.isEmpty ? amount : merchant)",
+            merchant: merchant,
+            amount: amount,
+            id: session.id,
+            csrf: payments.pageFormToken(sessionID: session.id, nonce: nonce),
+            summary: CheckoutPages.Summary(description: session.description, amount: amount, tax: tax(of: session)),
+            notice: notice,
+            form: nil,
+            cancel: false,
+            ended: nil
+        )
+        if session.status == CheckoutSessionRecord.open {
+            view.cancel = true
+            if session.attempts < Payments.checkoutAttemptLimit {
+                view.form = shown(form)
+            } else {
+                view.notice = CheckoutPages.Notice(
+                    kind: "error",
+                    text: (notice.map { $0.text + " " } ?? "")
+                        + "This payment has been tried \(Payments.checkoutAttemptLimit) times, the most it allows. Cancel, and ask \(merchant) for a new link."
+                )
+            }
+        } else {
+            view.ended = ended(session, merchant: merchant, transaction: transaction)
+        }
+        var response = html(status, pages.render(view), session: session)
+        if let cookie = try? Cookie.validated(
+            name: Self.nonceCookie,
+            value: nonce,
+            path: "/pay",
+            secure: secureCookies,
+            httpOnly: true,
+            sameSite: .strict
+        ) {
+            response.setCookie(cookie)
+        }
+        return response
+    }
+
+    /// The form with its messages as sentences, and the brand's name and security code as
+    /// far as the number tells them.
+    func shown(_ form: CheckoutPages.Form) -> CheckoutPages.Form {
+        var shown = form
+        for path in [\CheckoutPages.Form.numberError, \.expiryError, \.cvcError, \.nameError] {
+            shown[keyPath: path] = form[keyPath: path].map(Self.sentence)
+        }
+        if let brand = CardBrand.detectPartial(form.number).brand {
+            shown.brand = brand.displayName
+            shown.cvcLabel = "\(brand.cvcName) (\(brand.cvcLength) digits)"
+            shown.cvcPlaceholder = String(repeating: "•", count: brand.cvcLength)
+        }
+        return shown
+    }
+
+    func ended(_ session: CheckoutSessionRecord, merchant: String, transaction: TransactionRecord?) -> CheckoutPages.Ended {
+        let link = CheckoutReturn.url(for: session, transaction: transaction)
+        switch session.status {
+        case CheckoutSessionRecord.complete:
+            let card = transaction.map { " with the \(Self.brandName($0.brand)) card ending \($0.last4)" } ?? ""
+            return CheckoutPages.Ended(heading: "Paid", text: "This payment is complete: it was paid\(card).", link: link)
+        case CheckoutSessionRecord.canceled:
+            return CheckoutPages.Ended(heading: "Payment canceled", text: "This payment was canceled. Nothing was charged.", link: link)
+        default:
+            return CheckoutPages.Ended(
+                heading: "This payment link has expired",
+                text: "Nothing was charged. Ask \(merchant.isEmpty ? "the merchant" : merchant) for a new link.",
+                link: link
+            )
+        }
+    }
+
+    /// Errors that are not the buyer's typing: an unknown session is a 404 page; a session
+    /// that stopped taking payments while the form was up shows how it ended; anything else
+    /// is logged (never with card data: errors do not hold any) and answered 500.
+    func failure(_ error: any Error, id: String, context: APIContext) -> Response {
+        if let error = error as? VaultError, error.code == .checkoutSessionNotFound {
+            let view = CheckoutPages.View(
+                title: "Payment link not found",
+                merchant: "",
+                amount: "",
+                id: "",
+                csrf: "",
+                notice: nil,
+                cancel: false,
+                ended: CheckoutPages.Ended(
+                    heading: "This payment link is not valid",
+                    text: "Check the address, or ask the shop that sent you here for a new link."
+                )
+            )
+            return html(.notFound, pages.render(view), session: nil)
+        }
+        if let error = error as? APIError, error.status == .contentTooLarge {
+            return message(.contentTooLarge, "The form was too large to read. Go back, reload the page and try again.")
+        }
+        if let error = error as? CardValidationError {
+            return message(.unprocessableContent, Self.sentence(error.message) + " Go back and correct it.")
+        }
+        if let error = error as? VaultError, error.code == .checkoutSessionNotOpen {
+            return message(.conflict, Self.sentence(error.message) + ". Reload the page to see where it stands.")
+        }
+        context.logger.error("checkout page \(id.prefix(40)) failed: \(error)")
+        return message(.internalServerError, "Something went wrong on our side; nothing was charged by this attempt. Reload the page and try again.")
+    }
+
+    func message(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        let view = CheckoutPages.View(
+            title: "Payment",
+            merchant: "",
+            amount: "",
+            id: "",
+            csrf: "",
+            notice: CheckoutPages.Notice(kind: "error", text: text),
+            cancel: false
+        )
+        return html(status, pages.render(view), session: nil)
+    }
+
+    func tax(of session: CheckoutSessionRecord) -> String? {
+        guard let rate = session.taxRate, let amount = CheckoutReturn.tax(in: session) else { return nil }
+        return "\(CheckoutPages.money(amount, currency: session.currency)) (\(rate) %)"
+    }
+
+    // MARK: - HTTP
+
+    /// Headers every page carries: no caching, no framing, no referrer, and a policy that
+    /// lets the page load only its own style sheet and script and post only to itself and to
+    /// the session's return and cancel addresses (a browser checks a form's redirect too).
+    func html(_ status: HTTPResponse.Status, _ body: String, session: CheckoutSessionRecord?) -> Response {
+        var headers = Self.securityHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        let targets = [session?.returnURL, session?.cancelURL].compactMap { $0.flatMap(Self.origin) }
+        let formAction = (["'self'"] + Set(targets).sorted()).joined(separator: " ")
+        headers[.contentSecurityPolicy] =
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+            + "form-action \(formAction); frame-ancestors 'none'; base-uri 'none'"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    func redirect(to location: String) -> Response {
+        var headers = Self.securityHeaders
+        headers[.location] = location
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    func asset(_ body: ByteBuffer, type: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        headers[.cacheControl] = "public, max-age=3600"
+        headers[.xContentTypeOptions] = "nosniff"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+    static let paymentRequired = HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required")
+
+    static let securityHeaders: HTTPFields = {
+        var headers = HTTPFields()
+        headers[.cacheControl] = "no-store"
+        headers[Self.xFrameOptions] = "DENY"
+        headers[Self.referrerPolicy] = "no-referrer"
+        headers[.xContentTypeOptions] = "nosniff"
+        return headers
+    }()
+
+    /// `https://shop.example:8443` of a URL, for the policy; nil when its host is anything
+    /// but plain letters, digits, dots, dashes and IPv6 brackets.
+    static func origin(_ url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            let host = components.percentEncodedHost, !host.isEmpty
+        else { return nil }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
+        guard host.allSatisfy(allowed.contains) else { return nil }
+        return scheme + "://" + host + (components.port.map { ":\($0)" } ?? "")
+    }
+
+    // MARK: - Words
+
+    static let unreadable = CheckoutPages.Notice(kind: "error", text: "The form could not be read. Fill it in again and press Pay.")
+    static let staleForm = CheckoutPages.Notice(
+        kind: "error",
+        text: "This form had expired or was not sent from this page, so nothing was charged. Check the details and try again."
+    )
+
+    static func tries(_ count: Int) -> String { count == 1 ? "1 try" : "\(count) tries" }
+
+    /// A validator message as a sentence: capital first letter, full stop.
+    static func sentence(_ message: String) -> String {
+        guard let first = message.first else { return message }
+        let text = first.uppercased() + message.dropFirst()
+        return text.hasSuffix(".") ? text : text + "."
+    }
+
+    static func brandName(_ id: String) -> String {
+        CardBrand.all.first(where: { $0.id == id })?.displayName ?? id
+    }
+
+    // MARK: - The form's cookie
+
+    static func newNonce() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+    }
+
+    static func isNonce(_ text: String) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
