@@ -23,7 +23,7 @@ extension CheckoutPageRoutes {
         notice: CheckoutPages.Notice? = nil
     ) -> Response {
         let sent = request.cookies[Self.nonceCookie]?.value
-        let nonce = sent.map(Self.isNonce) == true ? sent ?? "" : Self.newNonce()
+        let nonce = sent.flatMap { Self.isNonce($0) ? $0 : nil } ?? Payments.newPageFormNonce()
         let amount = CheckoutPages.money(session.amount, currency: session.currency)
         var view = CheckoutPages.View(
             title: "Pay \(merchant.isEmpty ? amount : merchant)",
@@ -197,8 +197,7 @@ extension CheckoutPageRoutes {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             let host = components.percentEncodedHost, !host.isEmpty
         else { return nil }
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
-        guard host.allSatisfy(allowed.contains) else { return nil }
+        guard CheckoutRoutes.isPlainAuthority(host) else { return nil }
         return scheme + "://" + host + (components.port.map { ":\($0)" } ?? "")
     }
 
@@ -220,23 +219,12 @@ extension CheckoutPageRoutes {
     }
 
     static func brandName(_ id: String) -> String {
-        CardBrand.all.first(where: { $0.id == id })?.displayName ?? id
+        CardBrand(id: id)?.displayName ?? id
     }
 
     // MARK: - The form's cookie
 
-    static func newNonce() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
-    }
-
     static func isNonce(_ text: String) -> Bool {
         text.utf8.count == 32 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

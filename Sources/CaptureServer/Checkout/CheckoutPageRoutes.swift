@@ -66,21 +66,22 @@ struct CheckoutPageRoutes {
         do {
             let page = try await payments.checkoutPage(id)
             let session = page.session
-            let render = { (status: HTTPResponse.Status, form: CheckoutPages.Form, notice: CheckoutPages.Notice?) in
-                self.render(session, merchant: page.merchantName, transaction: nil, status: status, request: request, form: form, notice: notice)
-            }
             guard session.status == CheckoutSessionRecord.open else {
-                return self.render(session, merchant: page.merchantName, transaction: page.transaction, status: .conflict, request: request)
+                return render(session, merchant: page.merchantName, transaction: page.transaction, status: .conflict, request: request)
+            }
+            /// The form again, as typed, with what stopped it.
+            let again = { (status: HTTPResponse.Status, form: CheckoutPages.Form, notice: CheckoutPages.Notice?) in
+                render(session, merchant: page.merchantName, transaction: nil, status: status, request: request, form: form, notice: notice)
             }
             guard let submission = try await readForm(request) else {
-                return render(.badRequest, CheckoutPages.Form(), Self.unreadable)
+                return again(.badRequest, CheckoutPages.Form(), Self.unreadable)
             }
             var form = typed(submission)
             guard formTokenIsValid(submission.csrf, sessionID: id, request: request) else {
-                return render(.forbidden, form, Self.staleForm)
+                return again(.forbidden, form, Self.staleForm)
             }
             guard let card = check(submission, session: session, into: &form) else {
-                return render(.unprocessableContent, form, nil)
+                return again(.unprocessableContent, form, nil)
             }
             switch try await payments.payCheckoutSession(id, card: card) {
             case .paid(let paid, let transaction):
@@ -93,7 +94,7 @@ struct CheckoutPageRoutes {
                     ? "Your card was declined; try another card."
                     : "The payment could not be completed; try again or use another card."
                 let notice = CheckoutPages.Notice(kind: "error", text: said + (left > 0 ? " \(Self.tries(left)) left." : ""))
-                return self.render(
+                return render(
                     open,
                     merchant: page.merchantName,
                     transaction: nil,

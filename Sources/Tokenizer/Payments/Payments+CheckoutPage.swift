@@ -1,4 +1,5 @@
 public import CardCapture
+import Crypto
 import Foundation
 
 /// What the hosted page (`/pay/cs_…`) needs of the vault. The page is reached by the
@@ -38,6 +39,11 @@ extension Payments {
     /// judged as the token will judge it).
     public var cardValidator: CardValidator {
         CardValidator(clock: CardClock(now: vault.configuration.now))
+    }
+
+    /// A new random nonce for a browser's page cookie: 128 bits, lower-case hex.
+    public static func newPageFormNonce() -> String {
+        KeyRing.hex(SymmetricKey(size: .bits128))
     }
 
     /// The page's anti-forgery token for the browser whose cookie holds `nonce`.
