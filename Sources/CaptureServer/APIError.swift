@@ -112,7 +112,7 @@ public struct APIError: HTTPResponseError, Sendable {
         switch error.code {
         case .tokenNotFound:
             self.init(.notFound, .invalidRequest, code: code, message: error.message, param: "token")
-        case .clientNotFound, .paymentMethodNotFound, .transactionNotFound, .checkoutSessionNotFound:
+        case .clientNotFound, .paymentMethodNotFound, .transactionNotFound, .checkoutSessionNotFound, .webhookEndpointNotFound:
             self.init(.notFound, .invalidRequest, code: code, message: error.message, param: error.param)
         case .tokenExpired:
             self.init(.gone, .invalidRequest, code: code, message: error.message, param: "token")

@@ -51,6 +51,12 @@ public struct CaptureAPI: Sendable {
     /// Timeouts and the cap on open connections (`serve --idle-timeout`, `--header-timeout`,
     /// `--body-timeout`, `--max-connections`).
     public var connectionLimits = ConnectionLimits()
+    /// How webhooks are sent: how often the queue is read, how long an endpoint has to
+    /// answer, and when a failed delivery is tried again.
+    public var webhooks = WebhookSettings()
+    /// The address the server listens at, for the links in webhook events when there is no
+    /// ``publicURL``; ``application(host:port:logger:)`` sets it.
+    var listenURL = "http://127.0.0.1:8080"
 
     public init(
         vault: Vault,
@@ -85,6 +91,7 @@ public struct CaptureAPI: Sendable {
         ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent).add(to: v1)
         PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)
         CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL).add(to: v1)
+        WebhookRoutes(payments: payments, idempotent: idempotent).add(to: v1)
         let overHTTPS = publicURL?.lowercased().hasPrefix("https:") ?? false
         CheckoutPageRoutes(payments: payments, scanning: scanning, secureCookies: overHTTPS).add(to: router)
         return router
@@ -104,10 +111,19 @@ public struct CaptureAPI: Sendable {
         perMinute > 0 ? RateLimiter(perMinute: perMinute, clock: clock) : nil
     }
 
-    var payments: Payments { Payments(vault: vault, processor: processor) }
+    /// Payments that write webhook events, with sessions' links to this server's pages.
+    var payments: Payments {
+        Payments(vault: vault, processor: processor, webhookObjects: APIWebhookObjects(baseURL: publicURL ?? listenURL))
+    }
 
-    /// The server with the vault's sweeper beside it.
+    /// The server with the vault's sweeper and the webhook dispatcher beside it.
     public func application(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {
+        var api = self
+        api.listenURL = "http://" + (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
+        return api.makeApplication(host: host, port: port, logger: logger)
+    }
+
+    private func makeApplication(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {
         let limits = connectionLimits
         let registry = ConnectionRegistry(limit: limits.maximumConnections)
         return Application(
@@ -120,9 +136,27 @@ public struct CaptureAPI: Sendable {
             ),
             configuration: .init(address: .hostname(host, port: port), serverName: "card-capture"),
             services: [
-                VaultSweeper(payments: payments, interval: sweepInterval, pendingAge: idempotencyLease, retentionDays: retentionDays, logger: logger)
+                VaultSweeper(payments: payments, interval: sweepInterval, pendingAge: idempotencyLease, retentionDays: retentionDays, logger: logger),
+                WebhookDispatcher(payments: payments, configuration: webhooks.dispatcher, logger: logger),
             ],
             logger: logger
         )
+    }
+}
+
+/// How webhooks are sent (`serve --webhook-timeout`); the retry schedule is Stripe-like and
+/// set only by tests.
+public struct WebhookSettings: Sendable {
+    /// Seconds an endpoint has to answer.
+    public var timeout: Duration = .seconds(10)
+    /// How often the queue is read when nothing was due.
+    public var pollInterval: Duration = .seconds(1)
+    /// When failed deliveries are tried again: 30 s, then doubling to an hour, for a day.
+    public var schedule = Payments.WebhookSchedule()
+
+    public init() {}
+
+    var dispatcher: WebhookDispatcher.Configuration {
+        WebhookDispatcher.Configuration(pollInterval: pollInterval, timeout: timeout, schedule: schedule)
     }
 }

@@ -6,7 +6,8 @@ import Tokenizer
 /// Every `interval`, until shut down, from the start: settles charges left pending by a
 /// request that died (older than `pendingAge`), purges the card data of expired and spent
 /// tokens, ends checkout sessions whose time has run out, forgets idempotency keys past their
-/// 24 hours, and deletes tokens and scans older than the retention period.
+/// 24 hours, and deletes tokens, scans and finished webhook deliveries older than the
+/// retention period.
 struct VaultSweeper: Service {
     let payments: Payments
     let interval: Duration
@@ -37,6 +38,13 @@ struct VaultSweeper: Service {
                     let deleted = try await vault.deleteExpiredRecords(olderThanDays: retentionDays)
                     if deleted > 0 {
                         logger.info("deleted tokens and scans past retention", metadata: ["records": "\(deleted)", "days": "\(retentionDays)"])
+                    }
+                    let deliveries = try await payments.deleteWebhookRecords(olderThanDays: retentionDays)
+                    if deliveries > 0 {
+                        logger.info(
+                            "deleted webhook deliveries past retention",
+                            metadata: ["deliveries": "\(deliveries)", "days": "\(retentionDays)"]
+                        )
                     }
                 }
             } catch {

@@ -115,10 +115,10 @@ extension Payments {
         if (card.expiry.year, card.expiry.month) < (today.year, today.month) {
             // A saved card that has run out: no processor would take it.
             (transaction.status, transaction.declineCode) = ("declined", "expired_card")
-            try await storing("record the transaction") { try await store.insertTransaction(transaction) }
+            try await storing("record the transaction") { try await store.insertTransaction(transaction, events: events) }
             return transaction
         }
-        try await storing("record the transaction") { try await store.insertTransaction(transaction) }
+        try await storing("record the transaction") { try await store.insertTransaction(transaction, events: events) }
         let outcome = await authorize(
             reference: pending.transactionID,
             card.pan,
@@ -180,7 +180,7 @@ extension Payments {
         merchantID: String
     ) async throws(VaultError) -> TransactionRecord {
         let settlement = Self.settlement(transactionID, outcome, paymentMethodID: paymentMethodID)
-        if let settled = try await storing("record the transaction", { try await store.settleTransaction(settlement) }) {
+        if let settled = try await storing("record the transaction", { try await store.settleTransaction(settlement, events: events) }) {
             return settled
         }
         return try await transaction(transactionID, merchantID: merchantID)

@@ -160,8 +160,8 @@ extension Payments {
                     try await store.endCheckoutSession(
                         id: id,
                         status: CheckoutSessionRecord.canceled,
-                        transactionID: nil,
-                        at: vault.configuration.now()
+                        at: vault.configuration.now(),
+                        events: events
                     )
                 }
             )
@@ -238,16 +238,16 @@ extension Payments {
             let done = vault.configuration.now()
             if transaction.status == "succeeded" {
                 let complete = try await storing("complete the checkout session") {
-                    try await store.finishCheckoutPayment(id: id, transactionID: transaction.id, at: done)
+                    try await store.finishCheckoutPayment(id: id, transactionID: transaction.id, at: done, events: events)
                 }
                 return .paid(complete ?? session, transaction)
             }
             let open = try await storing("release the checkout session") {
-                try await store.finishCheckoutPayment(id: id, transactionID: nil, at: done)
+                try await store.finishCheckoutPayment(id: id, transactionID: nil, at: done, events: nil)
             }
             return .refused(open ?? session, transaction)
         } catch {
-            _ = try? await store.finishCheckoutPayment(id: id, transactionID: nil, at: vault.configuration.now())
+            _ = try? await store.finishCheckoutPayment(id: id, transactionID: nil, at: vault.configuration.now(), events: nil)
             throw error
         }
     }
@@ -266,7 +266,9 @@ extension Payments {
         let now = vault.configuration.now()
         var expired: [CheckoutSessionRecord] = []
         while true {
-            let batch = try await storing("expire checkout sessions") { try await store.expireCheckoutSessions(before: now, limit: 500) }
+            let batch = try await storing("expire checkout sessions") {
+                try await store.expireCheckoutSessions(before: now, limit: 500, events: events)
+            }
             expired += batch
             if batch.count < 500 { return expired }
         }

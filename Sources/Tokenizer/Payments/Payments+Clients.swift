@@ -170,7 +170,7 @@ extension Payments {
             currency: transaction.currency,
             createdAt: vault.configuration.now()
         )
-        guard let updated = try await storing("record the refund", { try await store.insertRefund(refund) }) else {
+        guard let updated = try await storing("record the refund", { try await store.insertRefund(refund, events: events) }) else {
             throw VaultError(.refundTooLarge, "a refund of \(amount) is more than the \(left) left to refund on \(transactionID)", param: "amount")
         }
         if let reference = transaction.processorReference {

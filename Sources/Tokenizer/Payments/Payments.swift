@@ -9,10 +9,19 @@ public import Foundation
 public struct Payments: Sendable {
     public let vault: Vault
     public let processor: any Processor
+    /// Writes the objects of webhook events; without it no events are written (a vault no
+    /// server sends webhooks from).
+    public let webhookObjects: (any WebhookObjectWriter)?
 
-    public init(vault: Vault, processor: any Processor = SandboxProcessor()) {
+    public init(vault: Vault, processor: any Processor = SandboxProcessor(), webhookObjects: (any WebhookObjectWriter)? = nil) {
         self.vault = vault
         self.processor = processor
+        self.webhookObjects = webhookObjects
+    }
+
+    /// What the store writes events with, on the vault's clock.
+    var events: WebhookEvents? {
+        webhookObjects.map { WebhookEvents(objects: $0, now: vault.configuration.now) }
     }
 
     /// What to charge: a token or a saved payment method, an amount in minor units and its

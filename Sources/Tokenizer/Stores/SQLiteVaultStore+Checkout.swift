@@ -32,16 +32,18 @@ extension SQLiteVaultStore {
         }
     }
 
-    public func endCheckoutSession(id: String, status: String, transactionID: String?, at now: Date) async throws -> CheckoutSessionRecord? {
+    public func endCheckoutSession(id: String, status: String, at now: Date, events: WebhookEvents?) async throws -> CheckoutSessionRecord? {
         try await database.write { db in
-            try CheckoutSessionRecord.fetchOne(
+            let ended = try CheckoutSessionRecord.fetchOne(
                 db,
                 sql: """
-                    UPDATE checkout_session SET status = ?, transaction_id = ?, ended_at = ?
+                    UPDATE checkout_session SET status = ?, ended_at = ?
                     WHERE id = ? AND status = 'open' AND (paying_until IS NULL OR paying_until <= ?) RETURNING *
                     """,
-                arguments: [status, transactionID, now, id, now]
+                arguments: [status, now, id, now]
             )
+            if let ended, let events { try Self.record(events.ended(ended, transaction: nil), merchantID: ended.merchantID, at: now, db) }
+            return ended
         }
     }
 
@@ -64,10 +66,17 @@ extension SQLiteVaultStore {
         }
     }
 
-    public func finishCheckoutPayment(id: String, transactionID: String?, at now: Date) async throws -> CheckoutSessionRecord? {
+    public func finishCheckoutPayment(
+        id: String,
+        transactionID: String?,
+        at now: Date,
+        events: WebhookEvents?
+    ) async throws
+        -> CheckoutSessionRecord?
+    {
         try await database.write { db in
             if let transactionID {
-                return try CheckoutSessionRecord.fetchOne(
+                let complete = try CheckoutSessionRecord.fetchOne(
                     db,
                     sql: """
                         UPDATE checkout_session SET status = 'complete', transaction_id = ?, ended_at = ?, paying_until = NULL
@@ -75,6 +84,15 @@ extension SQLiteVaultStore {
                         """,
                     arguments: [transactionID, now, id]
                 )
+                if let complete, let events {
+                    try Self.record(
+                        events.ended(complete, transaction: try TransactionRecord.fetchOne(db, key: transactionID)),
+                        merchantID: complete.merchantID,
+                        at: now,
+                        db
+                    )
+                }
+                return complete
             }
             return try CheckoutSessionRecord.fetchOne(
                 db,
@@ -84,9 +102,9 @@ extension SQLiteVaultStore {
         }
     }
 
-    public func expireCheckoutSessions(before now: Date, limit: Int) async throws -> [CheckoutSessionRecord] {
+    public func expireCheckoutSessions(before now: Date, limit: Int, events: WebhookEvents?) async throws -> [CheckoutSessionRecord] {
         try await database.write { db in
-            try CheckoutSessionRecord.fetchAll(
+            let expired = try CheckoutSessionRecord.fetchAll(
                 db,
                 sql: """
                     UPDATE checkout_session SET status = 'expired', ended_at = ?
@@ -98,6 +116,12 @@ extension SQLiteVaultStore {
                     """,
                 arguments: [now, now, now, limit]
             )
+            if let events {
+                for session in expired {
+                    try Self.record(events.ended(session, transaction: nil), merchantID: session.merchantID, at: now, db)
+                }
+            }
+            return expired
         }
     }
 }

@@ -61,8 +61,13 @@ extension SQLiteVaultStore {
 
     // MARK: - Transactions and refunds
 
-    public func insertTransaction(_ transaction: TransactionRecord) async throws {
-        try await groupCommit.write { db in try Self.insert(transaction, db) }
+    public func insertTransaction(_ transaction: TransactionRecord, events: WebhookEvents?) async throws {
+        try await groupCommit.write { db in
+            try Self.insert(transaction, db)
+            if let events {
+                try Self.record(events.settled(transaction), merchantID: transaction.merchantID, at: events.now(), db)
+            }
+        }
     }
 
     /// One prepared INSERT, kept by the connection: a transaction is inserted on every charge.
@@ -84,7 +89,7 @@ extension SQLiteVaultStore {
         ])
     }
 
-    public func settleTransaction(_ settlement: Settlement) async throws -> TransactionRecord? {
+    public func settleTransaction(_ settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord? {
         try await groupCommit.write { db in
             // One statement that updates and hands back the row, kept by the connection: a
             // query built for the read after the update was a tenth of the writer's time.
@@ -96,13 +101,17 @@ extension SQLiteVaultStore {
                     RETURNING *
                     """
             )
-            return try TransactionRecord.fetchOne(
+            let settled = try TransactionRecord.fetchOne(
                 statement,
                 arguments: [
                     settlement.status, settlement.declineCode, settlement.processorReference, settlement.paymentMethodID,
                     settlement.transactionID,
                 ]
             )
+            if let settled, let events {
+                try Self.record(events.settled(settled), merchantID: settled.merchantID, at: events.now(), db)
+            }
+            return settled
         }
     }
 
@@ -130,7 +139,7 @@ extension SQLiteVaultStore {
         }
     }
 
-    public func insertRefund(_ refund: RefundRecord) async throws -> TransactionRecord? {
+    public func insertRefund(_ refund: RefundRecord, events: WebhookEvents?) async throws -> TransactionRecord? {
         try await database.write { db in
             try db.execute(
                 sql: """
@@ -141,6 +150,7 @@ extension SQLiteVaultStore {
             )
             guard db.changesCount == 1 else { return nil }
             try refund.insert(db)
+            if let events { try Self.record(events.refunded(refund), merchantID: refund.merchantID, at: events.now(), db) }
             return try TransactionRecord.fetchOne(db, key: refund.transactionID)
         }
     }
@@ -271,7 +281,7 @@ extension PaymentMethodRecord: FetchableRecord, PersistableRecord {
 }
 
 /// Read back on every charge: columns mapped by hand, as ``TokenRecord``'s. Written only by
-/// the prepared INSERT of ``SQLiteVaultStore/insertTransaction(_:)``.
+/// the prepared INSERT of ``SQLiteVaultStore/insertTransaction(_:events:)``.
 extension TransactionRecord: FetchableRecord, TableRecord {
     public static let databaseTableName = "transaction"
 

@@ -198,6 +198,54 @@ extension SQLiteVaultStore {
             // second payment, a cancel and the expiry sweep wait for it.
             try db.execute(sql: "ALTER TABLE checkout_session ADD COLUMN paying_until DATETIME")
         }
+        migrator.registerMigration("v11: webhooks") { db in
+            // The durable queue of webhooks: an event is written with the change it tells of,
+            // with one delivery per endpoint that takes it; a delivery is tried until the
+            // endpoint takes it or a day has passed, and each try is kept.
+            try db.execute(
+                sql: """
+                    CREATE TABLE webhook_endpoint (
+                      id TEXT PRIMARY KEY,
+                      merchant_id TEXT NOT NULL REFERENCES merchant,
+                      url TEXT NOT NULL,
+                      events TEXT,
+                      key_id TEXT NOT NULL,
+                      sealed_secret BLOB NOT NULL,
+                      created_at DATETIME NOT NULL,
+                      deleted_at DATETIME);
+                    CREATE INDEX webhook_endpoint_by_merchant ON webhook_endpoint (merchant_id) WHERE deleted_at IS NULL;
+                    CREATE TABLE webhook_event (
+                      id TEXT PRIMARY KEY,
+                      merchant_id TEXT NOT NULL REFERENCES merchant,
+                      type TEXT NOT NULL,
+                      body BLOB NOT NULL,
+                      created_at DATETIME NOT NULL);
+                    CREATE TABLE webhook_delivery (
+                      id TEXT PRIMARY KEY,
+                      merchant_id TEXT NOT NULL REFERENCES merchant,
+                      endpoint_id TEXT NOT NULL REFERENCES webhook_endpoint,
+                      event_id TEXT NOT NULL REFERENCES webhook_event,
+                      event_type TEXT NOT NULL,
+                      status TEXT NOT NULL,
+                      attempts INTEGER NOT NULL DEFAULT 0,
+                      next_attempt_at DATETIME,
+                      lease_until DATETIME,
+                      created_at DATETIME NOT NULL);
+                    CREATE INDEX webhook_delivery_due ON webhook_delivery (next_attempt_at) WHERE status = 'pending';
+                    CREATE INDEX webhook_delivery_by_endpoint ON webhook_delivery (endpoint_id, created_at, id);
+                    CREATE INDEX webhook_delivery_by_event ON webhook_delivery (event_id);
+                    CREATE INDEX webhook_delivery_by_time ON webhook_delivery (created_at);
+                    CREATE TABLE webhook_attempt (
+                      delivery_id TEXT NOT NULL REFERENCES webhook_delivery ON DELETE CASCADE,
+                      number INTEGER NOT NULL,
+                      attempted_at DATETIME NOT NULL,
+                      status_code INTEGER,
+                      error TEXT,
+                      duration_ms INTEGER NOT NULL,
+                      PRIMARY KEY (delivery_id, number));
+                    """
+            )
+        }
         return migrator
     }
 }

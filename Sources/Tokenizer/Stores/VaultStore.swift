@@ -78,10 +78,11 @@ public protocol VaultStore: Sendable {
     /// Deletes a payment method and its sealed card; false when there was none.
     func deletePaymentMethod(id: String, merchantID: String) async throws -> Bool
 
-    func insertTransaction(_ transaction: TransactionRecord) async throws
-    /// Gives a `pending` transaction its outcome; nil (and nothing written) when it is no
-    /// longer pending or not there.
-    func settleTransaction(_ settlement: Settlement) async throws -> TransactionRecord?
+    /// Records a transaction, with its event when it is settled already (and `events` given).
+    func insertTransaction(_ transaction: TransactionRecord, events: WebhookEvents?) async throws
+    /// Gives a `pending` transaction its outcome, and writes its event in the same
+    /// transaction; nil (and nothing written) when it is no longer pending or not there.
+    func settleTransaction(_ settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord?
     /// Transactions still `pending` that were created before `date`, oldest first.
     func pendingTransactions(createdBefore date: Date, limit: Int) async throws -> [TransactionRecord]
     func transaction(id: String, merchantID: String) async throws -> TransactionRecord?
@@ -89,8 +90,9 @@ public protocol VaultStore: Sendable {
     /// those after `after` (the last of the previous page) when it is given.
     func transactions(merchantID: String, clientID: String?, after: TransactionRecord?, limit: Int) async throws -> [TransactionRecord]
     /// Adds a refund and raises the transaction's refunded amount, atomically, only while
-    /// the refunded total stays within the amount; nil (and nothing written) otherwise.
-    func insertRefund(_ refund: RefundRecord) async throws -> TransactionRecord?
+    /// the refunded total stays within the amount, with its event; nil (and nothing written)
+    /// otherwise.
+    func insertRefund(_ refund: RefundRecord, events: WebhookEvents?) async throws -> TransactionRecord?
     /// Takes back a refund the processor did not make: its record, and its amount from the
     /// transaction's refunded amount, atomically.
     func deleteRefund(_ refund: RefundRecord) async throws
@@ -123,19 +125,48 @@ public protocol VaultStore: Sendable {
     func checkoutSession(id: String) async throws -> CheckoutSessionRecord?
     /// A merchant's sessions, newest first: at most `limit`, those after `after` when given.
     func checkoutSessions(merchantID: String, after: CheckoutSessionRecord?, limit: Int) async throws -> [CheckoutSessionRecord]
-    /// Ends an open session as `status` (canceled), atomically; nil (and nothing written)
-    /// when it is not open or a payment on it is under way.
-    func endCheckoutSession(id: String, status: String, transactionID: String?, at now: Date) async throws -> CheckoutSessionRecord?
+    /// Ends an open session as `status` (canceled), atomically, with its event; nil (and
+    /// nothing written) when it is not open or a payment on it is under way.
+    func endCheckoutSession(id: String, status: String, at now: Date, events: WebhookEvents?) async throws -> CheckoutSessionRecord?
     /// Starts a payment on the session's page, atomically: counts the attempt and holds the
-    /// session until `leaseUntil` (or until ``finishCheckoutPayment(id:transactionID:at:)``),
+    /// session until `leaseUntil` (or until ``finishCheckoutPayment(id:transactionID:at:events:)``),
     /// if it is open, within its time at `now`, not held, and has had fewer than `attemptLimit`.
     func claimCheckoutPayment(id: String, attemptLimit: Int, at now: Date, leaseUntil: Date) async throws -> CheckoutClaim
     /// Ends a claimed payment: with a transaction the session is complete (even past its
-    /// time: the payment began within it); without one it is released for another try.
-    func finishCheckoutPayment(id: String, transactionID: String?, at now: Date) async throws -> CheckoutSessionRecord?
+    /// time: the payment began within it), with its event; without one it is released for
+    /// another try.
+    func finishCheckoutPayment(id: String, transactionID: String?, at now: Date, events: WebhookEvents?) async throws -> CheckoutSessionRecord?
     /// Ends as `expired` the open sessions whose time ran out before `now` and that no payment
-    /// holds, at most `limit`, and returns them.
-    func expireCheckoutSessions(before now: Date, limit: Int) async throws -> [CheckoutSessionRecord]
+    /// holds, at most `limit`, with their events, and returns them.
+    func expireCheckoutSessions(before now: Date, limit: Int, events: WebhookEvents?) async throws -> [CheckoutSessionRecord]
+
+    // MARK: - Webhooks
+
+    func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws
+    /// A merchant's endpoint, unless deleted.
+    func webhookEndpoint(id: String, merchantID: String) async throws -> WebhookEndpointRecord?
+    /// A merchant's endpoints, oldest first, deleted ones left out.
+    func webhookEndpoints(merchantID: String) async throws -> [WebhookEndpointRecord]
+    /// Deletes an endpoint: it is sent nothing more, and its pending deliveries are canceled.
+    /// False when the merchant has no such endpoint.
+    func deleteWebhookEndpoint(id: String, merchantID: String, at now: Date) async throws -> Bool
+    /// Writes an event with a delivery for each of its merchant's endpoints that takes its
+    /// type; its id, or nil (nothing written) when none does.
+    func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String?
+    /// Leases up to `limit` pending deliveries due by `now` until `leaseUntil`, atomically, so
+    /// that two dispatchers never send one delivery at once; a lease that lapsed (its process
+    /// died) is taken over.
+    func claimWebhookDeliveries(dueBy now: Date, leaseUntil: Date, limit: Int) async throws -> [DueWebhookDelivery]
+    /// Records an attempt and what follows it, and ends the delivery's lease.
+    func finishWebhookAttempt(_ attempt: WebhookAttemptRecord, outcome: WebhookAttemptOutcome) async throws
+    func webhookDelivery(id: String, merchantID: String) async throws -> WebhookDeliveryRecord?
+    /// An endpoint's deliveries, newest first: at most `limit`, those after `after` when given.
+    func webhookDeliveries(endpointID: String, after: WebhookDeliveryRecord?, limit: Int) async throws -> [WebhookDeliveryRecord]
+    /// The attempts of these deliveries, by delivery and number.
+    func webhookAttempts(deliveryIDs: [String]) async throws -> [WebhookAttemptRecord]
+    /// Deletes up to `limit` finished deliveries made before `cutoff`, their attempts, and
+    /// events left with no delivery; returns how many deliveries went.
+    func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> Int
 }
 
 extension VaultStore {

@@ -63,6 +63,12 @@ package struct JSONObjectWriter {
         empty = false
     }
 
+    /// A value that is JSON already (an object written before), as it is.
+    package mutating func json(_ key: StaticString, _ value: [UInt8]) {
+        self.key(key)
+        bytes.append(contentsOf: value)
+    }
+
     /// The object's bytes, closed.
     package consuming func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))

@@ -23,6 +23,7 @@ public struct KeyRing: Sendable {
         case keyID = "key-id-v1"
         case request = "request-v1"
         case pageForm = "page-form-v1"
+        case webhookSecret = "webhook-secret-v1"
     }
 
     /// Names the master key without revealing anything of it: `key_` and 16 hex digits.
@@ -37,6 +38,7 @@ public struct KeyRing: Sendable {
     private let apiKeyMAC: HMAC<SHA256>
     private let requestMAC: HMAC<SHA256>
     private let pageFormKey: SymmetricKey
+    private let webhookSecretKey: SymmetricKey
 
     public init(masterKey: SymmetricKey) {
         func derive(_ purpose: Purpose, bytes: Int = 32) -> SymmetricKey {
@@ -55,6 +57,7 @@ public struct KeyRing: Sendable {
         self.apiKeyMAC = HMAC(key: apiKeyKey)
         self.requestMAC = HMAC(key: derive(.request))
         self.pageFormKey = derive(.pageForm)
+        self.webhookSecretKey = derive(.webhookSecret)
         self.keyID = "key_" + derive(.keyID, bytes: 8).withUnsafeBytes { Self.hex($0) }
     }
 
@@ -131,6 +134,7 @@ public struct KeyRing: Sendable {
         case .card: cardKey
         case .cvc: cvcKey
         case .apiKey: apiKeyKey
+        case .webhookSecret: webhookSecretKey
         case .fingerprint, .keyID, .request, .pageForm: fingerprintKey
         }
     }

@@ -30,9 +30,13 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         public static let merchant = Kind(prefix: "mer_", timeOrdered: true)
         public static let refund = Kind(prefix: "re_", timeOrdered: true)
         public static let checkoutSession = Kind(prefix: "cs_", timeOrdered: true)
+        public static let webhookEndpoint = Kind(prefix: "we_", timeOrdered: true)
+        public static let event = Kind(prefix: "evt_", timeOrdered: true)
+        public static let webhookDelivery = Kind(prefix: "whd_", timeOrdered: true)
         public static let request = Kind(prefix: "req_", timeOrdered: false)
         public static let publishableKey = Kind(prefix: "pk_", timeOrdered: false)
         public static let secretKey = Kind(prefix: "sk_", timeOrdered: false)
+        public static let webhookSecret = Kind(prefix: "whsec_", timeOrdered: false)
     }
 
     public let rawValue: String

@@ -35,6 +35,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case processorError = "processor_error"
             case checkoutSessionNotFound = "checkout_session_not_found"
             case checkoutSessionNotOpen = "checkout_session_not_open"
+            case webhookEndpointNotFound = "webhook_endpoint_not_found"
         }
 
         let base: Base
@@ -101,6 +102,8 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
 
         /// No checkout session with this id for this merchant.
         public static let checkoutSessionNotFound = Code(base: .checkoutSessionNotFound)
+        /// No webhook endpoint with this id for this merchant (or it was deleted).
+        public static let webhookEndpointNotFound = Code(base: .webhookEndpointNotFound)
         /// The checkout session is complete, expired or canceled: it takes no more changes.
         public static let checkoutSessionNotOpen = Code(base: .checkoutSessionNotOpen)
 

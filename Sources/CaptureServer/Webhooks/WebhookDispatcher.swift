@@ -1,0 +1,144 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import Tokenizer
+
+/// Sends webhook deliveries from the store's queue until shut down: every `pollInterval` it
+/// leases the deliveries that are due, posts each event to its endpoint signed with the
+/// endpoint's secret, and records the attempt; a delivery that fails is tried again on the
+/// schedule, for a day. The queue is in the store, so deliveries survive a restart (a lease
+/// left by a process that died lapses and the delivery is taken over), and several servers
+/// on one store never send one delivery at once.
+///
+/// Delivery is at least once: an endpoint may see an event twice (a crash after it answered,
+/// before the answer was recorded) and should ignore an `evt_` id it has handled.
+struct WebhookDispatcher: Service {
+    struct Configuration: Sendable {
+        /// How often the queue is looked at when it had nothing due.
+        var pollInterval: Duration = .seconds(1)
+        /// How long an endpoint has to answer, from connecting to the last byte.
+        var timeout: Duration = .seconds(10)
+        /// Deliveries sent at once.
+        var batch = 16
+        var schedule = Payments.WebhookSchedule()
+    }
+
+    let payments: Payments
+    let configuration: Configuration
+    let logger: Logger
+
+    func run() async throws {
+        let client = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+            configuration: HTTPClient.Configuration(
+                // A redirect is an answer that is not 2xx: following it would send a signed
+                // event to an address nobody registered.
+                redirectConfiguration: .disallow,
+                timeout: .init(connect: TimeAmount(configuration.timeout), read: TimeAmount(configuration.timeout)),
+                decompression: .disabled
+            ),
+            backgroundActivityLogger: logger
+        )
+        // Cancelled mid-sleep on shutdown; a delivery cut short keeps its lease, which lapses,
+        // and is sent again after the restart.
+        await cancelWhenGracefulShutdown { await dispatch(with: client) }
+        try? await client.shutdown()
+    }
+
+    private func dispatch(with client: HTTPClient) async {
+        while !Task.isCancelled {
+            var sent = 0
+            do {
+                let lease = configuration.timeout * 3
+                let due = try await payments.dueWebhookDeliveries(limit: configuration.batch, lease: lease)
+                sent = due.count
+                await withTaskGroup(of: Void.self) { group in
+                    for delivery in due {
+                        group.addTask { await send(delivery, with: client) }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.error("reading the webhook queue failed", metadata: ["code": "\(error.code)"])
+            }
+            // A full batch suggests more are due: look again at once.
+            if sent < configuration.batch { try? await Task.sleep(for: configuration.pollInterval) }
+        }
+    }
+
+    /// Posts one delivery and records the attempt.
+    private func send(_ due: DueWebhookDelivery, with client: HTTPClient) async {
+        let started = Date()
+        let clock = ContinuousClock()
+        let start = clock.now
+        var statusCode: Int?
+        var failure: String?
+        do {
+            let secret = try payments.webhookSecret(of: due)
+            var request = HTTPClientRequest(url: due.endpointURL)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "User-Agent", value: "card-capture-webhooks/1")
+            request.headers.add(name: WebhookSignature.headerName, value: WebhookSignature.header(body: due.body, secret: secret, at: started))
+            request.body = .bytes(ByteBuffer(bytes: due.body))
+            let response = try await client.execute(request, timeout: TimeAmount(configuration.timeout), logger: logger)
+            statusCode = Int(response.status.code)
+            // Read (and drop) what the endpoint says, up to a bound, so the connection can be
+            // used again; a longer answer only costs the connection.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+        } catch let error as VaultError {
+            failure = error.message
+        } catch {
+            failure = Self.describe(error, timeout: configuration.timeout)
+        }
+        let duration = clock.now - start
+        do {
+            let outcome = try await payments.recordWebhookAttempt(
+                due,
+                statusCode: statusCode,
+                error: failure,
+                startedAt: started,
+                duration: duration,
+                schedule: configuration.schedule
+            )
+            if outcome != .succeeded {
+                var metadata: Logger.Metadata = [
+                    "delivery": "\(due.delivery.id)",
+                    "endpoint": "\(due.delivery.endpointID)",
+                    "attempt": "\(due.delivery.attempts + 1)",
+                    "outcome": "\(outcome == .failed ? "given up" : "will retry")",
+                ]
+                if let statusCode { metadata["status"] = "\(statusCode)" }
+                if let failure { metadata["error"] = "\(failure)" }
+                logger.warning("webhook delivery failed", metadata: metadata)
+            }
+        } catch {
+            logger.error("recording a webhook attempt failed", metadata: ["delivery": "\(due.delivery.id)", "code": "\(error.code)"])
+        }
+    }
+
+    /// A few words on why no answer came, for the attempt's record: never the endpoint's URL,
+    /// which may carry a secret of the merchant's in its query.
+    static func describe(_ error: any Error, timeout: Duration) -> String {
+        let seconds = timeout.components.seconds
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .writeTimeout:
+                return "no answer within \(seconds) s"
+            case .connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
+                return "could not connect within \(seconds) s"
+            case .remoteConnectionClosed:
+                return "the endpoint closed the connection without answering"
+            case .invalidURL, .emptyHost, .emptyScheme:
+                return "the endpoint's URL cannot be used"
+            default:
+                return "the request failed (\(error.shortDescription))"
+            }
+        }
+        // Refused, unreachable, no such host: NIO's connection errors.
+        return "could not connect to the endpoint (\(String(describing: type(of: error))))"
+    }
+}

@@ -1,0 +1,253 @@
+import CardCapture
+import Crypto
+public import Foundation
+
+extension Payments {
+    /// A new webhook endpoint and its signing secret: the only time the secret is shown.
+    public struct NewWebhookEndpoint: Sendable {
+        public let endpoint: WebhookEndpointRecord
+        /// `whsec_…`: the HMAC-SHA256 key of the endpoint's signatures, all of it as UTF-8.
+        public let secret: String
+    }
+
+    /// A delivery with its attempts, oldest first.
+    public struct WebhookDelivery: Sendable {
+        public let delivery: WebhookDeliveryRecord
+        public let attempts: [WebhookAttemptRecord]
+    }
+
+    /// Endpoints a merchant may have at once.
+    public static let webhookEndpointLimit = 16
+
+    /// Adds an endpoint that is sent `events` (nil or `["*"]` for every type) from now on.
+    ///
+    /// - Throws: ``VaultError`` `invalid_request` for a URL that is not absolute http(s), an
+    ///   unknown or empty event list, or a merchant with 16 endpoints already.
+    public func createWebhookEndpoint(url: String, events: [String]?, merchantID: String) async throws(VaultError) -> NewWebhookEndpoint {
+        try Self.checkURL(url, param: "url")
+        // ["*"] is every type, as leaving the list out is (Stripe's spelling).
+        let events = events == ["*"] ? nil : events
+        if let events {
+            guard !events.isEmpty else {
+                throw VaultError(.invalidRequest, "events must name at least one event type, or be left out for all", param: "events")
+            }
+            if let unknown = events.first(where: { !WebhookEvents.types.contains($0) }) {
+                throw VaultError(
+                    .invalidRequest,
+                    "events: '\(unknown.prefix(60))' is not an event type; use \(WebhookEvents.types.joined(separator: ", "))",
+                    param: "events"
+                )
+            }
+        }
+        let existing = try await storing("read the webhook endpoints") { try await store.webhookEndpoints(merchantID: merchantID) }
+        guard existing.count < Self.webhookEndpointLimit else {
+            throw VaultError(
+                .invalidRequest,
+                "a merchant may have at most \(Self.webhookEndpointLimit) webhook endpoints; delete one first",
+                param: "url"
+            )
+        }
+        let id = ObjectID.random(.webhookEndpoint).rawValue
+        let secret = ObjectID.random(.webhookSecret).rawValue
+        let keys = vault.keys
+        let endpoint = WebhookEndpointRecord(
+            id: id,
+            merchantID: merchantID,
+            url: url,
+            events: events.map { types in WebhookEvents.types.filter(types.contains) },
+            keyID: keys.keyID,
+            sealedSecret: try keys.seal(Array(secret.utf8), for: .webhookSecret, context: id),
+            createdAt: vault.configuration.now(),
+            deletedAt: nil
+        )
+        try await storing("record the webhook endpoint") { try await store.insertWebhookEndpoint(endpoint) }
+        return NewWebhookEndpoint(endpoint: endpoint, secret: secret)
+    }
+
+    public func webhookEndpoint(_ id: String, merchantID: String) async throws(VaultError) -> WebhookEndpointRecord {
+        guard let endpoint = try await storing("read the webhook endpoint", { try await store.webhookEndpoint(id: id, merchantID: merchantID) })
+        else {
+            throw VaultError(.webhookEndpointNotFound, "no webhook endpoint \(id.prefix(40)) for this merchant", param: "id")
+        }
+        return endpoint
+    }
+
+    /// The merchant's endpoints, oldest first (16 at most, so one page).
+    public func webhookEndpoints(merchantID: String) async throws(VaultError) -> [WebhookEndpointRecord] {
+        try await storing("read the webhook endpoints") { try await store.webhookEndpoints(merchantID: merchantID) }
+    }
+
+    /// Deletes an endpoint: nothing more is sent to it, and deliveries still pending are canceled.
+    public func deleteWebhookEndpoint(_ id: String, merchantID: String) async throws(VaultError) {
+        let now = vault.configuration.now()
+        guard try await storing("delete the webhook endpoint", { try await store.deleteWebhookEndpoint(id: id, merchantID: merchantID, at: now) })
+        else {
+            throw VaultError(.webhookEndpointNotFound, "no webhook endpoint \(id.prefix(40)) for this merchant", param: "id")
+        }
+    }
+
+    /// An endpoint's deliveries, newest first, each with its attempts, a page at a time.
+    public func webhookDeliveries(
+        endpoint id: String,
+        merchantID: String,
+        startingAfter: String? = nil,
+        limit: Int = 100
+    ) async throws(VaultError) -> Page<WebhookDelivery> {
+        _ = try await webhookEndpoint(id, merchantID: merchantID)
+        let page = try await page(
+            after: startingAfter,
+            limit: limit,
+            find: { try await store.webhookDelivery(id: $0, merchantID: merchantID).flatMap { $0.endpointID == id ? $0 : nil } },
+            notFound: VaultError(
+                .invalidRequest,
+                "no delivery \(startingAfter?.prefix(40) ?? "") of this endpoint to start after",
+                param: "starting_after"
+            ),
+            fetch: { try await store.webhookDeliveries(endpointID: id, after: $0, limit: $1) }
+        )
+        let attempts = try await storing("read the delivery attempts") {
+            try await store.webhookAttempts(deliveryIDs: page.items.map(\.id))
+        }
+        let byDelivery = Dictionary(grouping: attempts, by: \.deliveryID)
+        return Page(
+            items: page.items.map { WebhookDelivery(delivery: $0, attempts: byDelivery[$0.id] ?? []) },
+            hasMore: page.hasMore
+        )
+    }
+
+    /// The secret a due delivery is signed with.
+    public func webhookSecret(of due: DueWebhookDelivery) throws(VaultError) -> String {
+        guard due.keyID == vault.keys.keyID else {
+            throw VaultError(.keyMismatch, "webhook endpoint \(due.delivery.endpointID) is sealed under \(due.keyID), not \(vault.keys.keyID)")
+        }
+        let bytes = try vault.keys.open(due.sealedSecret, for: .webhookSecret, context: due.delivery.endpointID)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// How webhooks are signed: `Capture-Signature: t=<unix seconds>,v1=<hex>`, where the hex is
+/// HMAC-SHA256 under the endpoint's secret (its UTF-8 bytes, `whsec_` included) of the
+/// timestamp, a dot, and the body exactly as sent.
+///
+/// ```swift
+/// let header = WebhookSignature.header(body: body, secret: "whsec_…", at: Date())
+/// let genuine = WebhookSignature.verify(header, body: body, secret: "whsec_…", now: Date())
+/// ```
+public enum WebhookSignature {
+    public static let headerName = "Capture-Signature"
+    /// How far from now a signature's time may be, by default, for ``verify(_:body:secret:now:tolerance:)``.
+    public static let defaultTolerance: TimeInterval = 300
+
+    /// The header's value for `body` signed at `date`.
+    public static func header(body: some Collection<UInt8>, secret: String, at date: Date) -> String {
+        let timestamp = Int(date.timeIntervalSince1970)
+        return "t=\(timestamp),v1=" + KeyRing.hex(code(body: body, secret: secret, timestamp: timestamp))
+    }
+
+    /// Whether `header` holds a `v1` signature of `body` under `secret`, made within
+    /// `tolerance` of `now` (a replayed old delivery is refused). Compared in constant time.
+    public static func verify(
+        _ header: String,
+        body: some Collection<UInt8>,
+        secret: String,
+        now: Date,
+        tolerance: TimeInterval = defaultTolerance
+    ) -> Bool {
+        var timestamp: Int?
+        var signatures: [[UInt8]] = []
+        for part in header.split(separator: ",") {
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2 else { continue }
+            if pair[0] == "t" { timestamp = Int(pair[1]) }
+            if pair[0] == "v1", let bytes = KeyRing.bytes(fromHex: pair[1]) { signatures.append(bytes) }
+        }
+        guard let timestamp, abs(now.timeIntervalSince1970 - TimeInterval(timestamp)) <= tolerance else { return false }
+        let key = SymmetricKey(data: Array(secret.utf8))
+        let signed = Array("\(timestamp).".utf8) + Array(body)
+        return signatures.contains { HMAC<SHA256>.isValidAuthenticationCode($0, authenticating: signed, using: key) }
+    }
+
+    static func code(body: some Collection<UInt8>, secret: String, timestamp: Int) -> HMAC<SHA256>.MAC {
+        var mac = HMAC<SHA256>(key: SymmetricKey(data: Array(secret.utf8)))
+        mac.update(data: Array("\(timestamp).".utf8))
+        mac.update(data: Array(body))
+        return mac.finalize()
+    }
+}
+
+// MARK: - Delivery
+
+extension Payments {
+    /// When a failed delivery is tried again: after `firstRetry`, then twice as long each
+    /// time up to `longestWait`, until `window` after the event (Stripe and Mollie retry for
+    /// days; a day is enough for an endpoint that is down, and keeps the queue small).
+    public struct WebhookSchedule: Sendable {
+        public var firstRetry: Duration
+        public var longestWait: Duration
+        public var window: Duration
+
+        public init(firstRetry: Duration = .seconds(30), longestWait: Duration = .seconds(3600), window: Duration = .seconds(86_400)) {
+            self.firstRetry = firstRetry
+            self.longestWait = longestWait
+            self.window = window
+        }
+
+        /// What follows attempt `number` that failed at `date`: another try, or none when
+        /// the next would come after the window.
+        public func afterFailure(_ number: Int, at date: Date, eventCreatedAt: Date) -> WebhookAttemptOutcome {
+            let doublings = min(max(number - 1, 0), 30)
+            let wait = min(firstRetry.seconds * pow(2, Double(doublings)), longestWait.seconds)
+            let next = date.addingTimeInterval(wait)
+            guard next <= eventCreatedAt.addingTimeInterval(window.seconds) else { return .failed }
+            return .retry(at: next)
+        }
+    }
+
+    /// Leases up to `limit` deliveries that are due, for `lease`: long enough to send one.
+    public func dueWebhookDeliveries(limit: Int, lease: Duration) async throws(VaultError) -> [DueWebhookDelivery] {
+        let now = vault.configuration.now()
+        return try await storing("find due webhook deliveries") {
+            try await store.claimWebhookDeliveries(dueBy: now, leaseUntil: now.addingTimeInterval(lease.seconds), limit: limit)
+        }
+    }
+
+    /// Records an attempt at a due delivery: succeeded on a 2xx answer, otherwise tried again
+    /// by `schedule`. Returns what follows.
+    @discardableResult
+    public func recordWebhookAttempt(
+        _ due: DueWebhookDelivery,
+        statusCode: Int?,
+        error: String?,
+        startedAt: Date,
+        duration: Duration,
+        schedule: WebhookSchedule
+    ) async throws(VaultError) -> WebhookAttemptOutcome {
+        let number = due.delivery.attempts + 1
+        let succeeded = error == nil && statusCode.map { (200..<300).contains($0) } == true
+        let outcome: WebhookAttemptOutcome =
+            succeeded ? .succeeded : schedule.afterFailure(number, at: vault.configuration.now(), eventCreatedAt: due.eventCreatedAt)
+        let attempt = WebhookAttemptRecord(
+            deliveryID: due.delivery.id,
+            number: number,
+            attemptedAt: startedAt,
+            statusCode: statusCode,
+            error: succeeded ? nil : (error ?? "answered \(statusCode ?? 0); only a 2xx answer counts as delivered"),
+            durationMilliseconds: Int(duration.seconds * 1000)
+        )
+        try await storing("record the webhook attempt") { try await store.finishWebhookAttempt(attempt, outcome: outcome) }
+        return outcome
+    }
+
+    /// Deletes finished deliveries and their events older than `days`; returns how many
+    /// deliveries went.
+    @discardableResult
+    public func deleteWebhookRecords(olderThanDays days: Int) async throws(VaultError) -> Int {
+        let cutoff = vault.configuration.now().addingTimeInterval(-Double(days) * 86_400)
+        var deleted = 0
+        while true {
+            let batch = try await storing("delete old webhook deliveries") { try await store.deleteWebhookRecords(before: cutoff, limit: 1000) }
+            deleted += batch
+            if batch < 1000 { return deleted }
+        }
+    }
+}

@@ -1,0 +1,269 @@
+public import Foundation
+public import GRDB
+
+extension SQLiteVaultStore {
+    // MARK: - Endpoints
+
+    public func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO webhook_endpoint (id, merchant_id, url, events, key_id, sealed_secret, created_at, deleted_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    endpoint.id, endpoint.merchantID, endpoint.url, endpoint.events?.joined(separator: ","), endpoint.keyID,
+                    Data(endpoint.sealedSecret), endpoint.createdAt, endpoint.deletedAt,
+                ]
+            )
+        }
+    }
+
+    public func webhookEndpoint(id: String, merchantID: String) async throws -> WebhookEndpointRecord? {
+        try await database.read { db in
+            try WebhookEndpointRecord.fetchOne(
+                db,
+                sql: "SELECT * FROM webhook_endpoint WHERE id = ? AND merchant_id = ? AND deleted_at IS NULL",
+                arguments: [id, merchantID]
+            )
+        }
+    }
+
+    public func webhookEndpoints(merchantID: String) async throws -> [WebhookEndpointRecord] {
+        try await database.read { db in
+            try WebhookEndpointRecord.fetchAll(
+                db,
+                sql: "SELECT * FROM webhook_endpoint WHERE merchant_id = ? AND deleted_at IS NULL ORDER BY created_at, id",
+                arguments: [merchantID]
+            )
+        }
+    }
+
+    public func deleteWebhookEndpoint(id: String, merchantID: String, at now: Date) async throws -> Bool {
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE webhook_endpoint SET deleted_at = ? WHERE id = ? AND merchant_id = ? AND deleted_at IS NULL",
+                arguments: [now, id, merchantID]
+            )
+            guard db.changesCount == 1 else { return false }
+            try db.execute(
+                sql: "UPDATE webhook_delivery SET status = 'canceled', next_attempt_at = NULL WHERE endpoint_id = ? AND status = 'pending'",
+                arguments: [id]
+            )
+            return true
+        }
+    }
+
+    // MARK: - Events
+
+    public func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String? {
+        try await database.write { db in try Self.record(draft, merchantID: draft.merchantID, at: now, db) }
+    }
+
+    /// Writes an event and its deliveries, in the caller's transaction, when the merchant has
+    /// endpoints that take its type; returns its id, or nil (nothing written) when none does.
+    /// The event is made only then: a merchant without endpoints costs one indexed read.
+    @discardableResult
+    static func record(_ draft: @autoclosure () throws -> WebhookEventDraft?, merchantID: String, at now: Date, _ db: Database) throws -> String? {
+        let endpoints = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT id, events FROM webhook_endpoint WHERE merchant_id = ? AND deleted_at IS NULL"),
+            arguments: [merchantID]
+        )
+        guard !endpoints.isEmpty, let draft = try draft() else { return nil }
+        let takers = endpoints.compactMap { row -> String? in
+            let events: String? = row["events"]
+            guard let events else { return row["id"] }
+            return events.split(separator: ",").contains(Substring(draft.type)) ? row["id"] : nil
+        }
+        guard !takers.isEmpty else { return nil }
+        let id = ObjectID.random(.event).rawValue
+        var body = JSONObjectWriter(capacity: draft.object.count + 128)
+        body.field("id", id)
+        body.field("object", "event")
+        body.field("type", draft.type)
+        body.field("created", Int(now.timeIntervalSince1970))
+        body.object("data") { data in data.json("object", draft.object) }
+        try db.execute(
+            sql: "INSERT INTO webhook_event (id, merchant_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)",
+            arguments: [id, draft.merchantID, draft.type, Data(body.finish()), now]
+        )
+        for endpoint in takers {
+            try db.execute(
+                sql: """
+                    INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at)
+                    VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+                    """,
+                arguments: [ObjectID.random(.webhookDelivery).rawValue, draft.merchantID, endpoint, id, draft.type, now, now]
+            )
+        }
+        return id
+    }
+
+    // MARK: - Deliveries
+
+    public func claimWebhookDeliveries(dueBy now: Date, leaseUntil: Date, limit: Int) async throws -> [DueWebhookDelivery] {
+        try await database.write { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    UPDATE webhook_delivery SET lease_until = ?
+                    WHERE id IN (
+                      SELECT id FROM webhook_delivery
+                      WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+                      ORDER BY next_attempt_at LIMIT ?)
+                    RETURNING *
+                    """,
+                arguments: [leaseUntil, now, now, limit]
+            )
+            return try rows.map { row in
+                let delivery = try WebhookDeliveryRecord(row: row)
+                guard
+                    let joined = try Row.fetchOne(
+                        db,
+                        sql: """
+                            SELECT e.body, e.created_at, w.url, w.key_id, w.sealed_secret
+                            FROM webhook_event e, webhook_endpoint w WHERE e.id = ? AND w.id = ?
+                            """,
+                        arguments: [delivery.eventID, delivery.endpointID]
+                    )
+                else { throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "delivery \(delivery.id) has no event or endpoint") }
+                let body: Data = joined["body"]
+                let secret: Data = joined["sealed_secret"]
+                return DueWebhookDelivery(
+                    delivery: delivery,
+                    body: Array(body),
+                    endpointURL: joined["url"],
+                    keyID: joined["key_id"],
+                    sealedSecret: Array(secret),
+                    eventCreatedAt: joined["created_at"]
+                )
+            }
+        }
+    }
+
+    public func finishWebhookAttempt(_ attempt: WebhookAttemptRecord, outcome: WebhookAttemptOutcome) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO webhook_attempt (delivery_id, number, attempted_at, status_code, error, duration_ms)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    attempt.deliveryID, attempt.number, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMilliseconds,
+                ]
+            )
+            let (status, next): (String, Date?) =
+                switch outcome {
+                case .succeeded: (WebhookDeliveryRecord.succeeded, nil)
+                case .retry(let at): (WebhookDeliveryRecord.pending, at)
+                case .failed: (WebhookDeliveryRecord.failed, nil)
+                }
+            // A delivery canceled meanwhile (its endpoint deleted) stays canceled.
+            try db.execute(
+                sql: """
+                    UPDATE webhook_delivery SET attempts = MAX(attempts, ?), status = ?, next_attempt_at = ?, lease_until = NULL
+                    WHERE id = ? AND status = 'pending'
+                    """,
+                arguments: [attempt.number, status, next, attempt.deliveryID]
+            )
+        }
+    }
+
+    public func webhookDelivery(id: String, merchantID: String) async throws -> WebhookDeliveryRecord? {
+        try await database.read { db in
+            try WebhookDeliveryRecord.fetchOne(
+                db,
+                sql: "SELECT * FROM webhook_delivery WHERE id = ? AND merchant_id = ?",
+                arguments: [id, merchantID]
+            )
+        }
+    }
+
+    public func webhookDeliveries(endpointID: String, after: WebhookDeliveryRecord?, limit: Int) async throws -> [WebhookDeliveryRecord] {
+        try await database.read { db in
+            let request = WebhookDeliveryRecord.filter(Column("endpoint_id") == endpointID)
+            return try Self.newestFirst(request, after: after.map { ($0.createdAt, $0.id) }, limit: limit).fetchAll(db)
+        }
+    }
+
+    public func webhookAttempts(deliveryIDs: [String]) async throws -> [WebhookAttemptRecord] {
+        guard !deliveryIDs.isEmpty else { return [] }
+        return try await database.read { db in
+            try WebhookAttemptRecord.filter(deliveryIDs.contains(Column("delivery_id")))
+                .order(Column("delivery_id"), Column("number"))
+                .fetchAll(db)
+        }
+    }
+
+    public func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> Int {
+        try await database.write { db in
+            // Over deliveries only: a pending one is a day old at most.
+            try db.execute(
+                sql: """
+                    DELETE FROM webhook_delivery WHERE id IN (
+                      SELECT id FROM webhook_delivery WHERE created_at < ? AND status != 'pending' ORDER BY created_at LIMIT ?)
+                    """,
+                arguments: [cutoff, limit]
+            )
+            let deliveries = db.changesCount
+            try db.execute(
+                sql: """
+                    DELETE FROM webhook_event WHERE created_at < ?
+                      AND NOT EXISTS (SELECT 1 FROM webhook_delivery d WHERE d.event_id = webhook_event.id)
+                    """,
+                arguments: [cutoff]
+            )
+            return deliveries
+        }
+    }
+}
+
+extension WebhookEndpointRecord: FetchableRecord {
+    public init(row: Row) throws {
+        let events: String? = row["events"]
+        let secret: Data = row["sealed_secret"]
+        self.init(
+            id: row["id"],
+            merchantID: row["merchant_id"],
+            url: row["url"],
+            events: events.map { $0.split(separator: ",").map(String.init) },
+            keyID: row["key_id"],
+            sealedSecret: Array(secret),
+            createdAt: row["created_at"],
+            deletedAt: row["deleted_at"]
+        )
+    }
+}
+
+extension WebhookDeliveryRecord: FetchableRecord, TableRecord {
+    public static let databaseTableName = "webhook_delivery"
+
+    public init(row: Row) throws {
+        self.init(
+            id: row["id"],
+            merchantID: row["merchant_id"],
+            endpointID: row["endpoint_id"],
+            eventID: row["event_id"],
+            eventType: row["event_type"],
+            status: row["status"],
+            attempts: row["attempts"],
+            nextAttemptAt: row["next_attempt_at"],
+            createdAt: row["created_at"]
+        )
+    }
+}
+
+extension WebhookAttemptRecord: FetchableRecord, TableRecord {
+    public static let databaseTableName = "webhook_attempt"
+
+    public init(row: Row) throws {
+        self.init(
+            deliveryID: row["delivery_id"],
+            number: row["number"],
+            attemptedAt: row["attempted_at"],
+            statusCode: row["status_code"],
+            error: row["error"],
+            durationMilliseconds: row["duration_ms"]
+        )
+    }
+}
