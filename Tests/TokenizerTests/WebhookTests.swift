@@ -1,0 +1,295 @@
+import CardCapture
+import Foundation
+import Testing
+import Tokenizer
+
+/// Writes small stand-ins for the API's objects: enough to tell which object an event carries.
+struct TestObjects: WebhookObjectWriter {
+    func transaction(_ record: TransactionRecord) -> [UInt8] {
+        Array(#"{"id":"\#(record.id)","status":"\#(record.status)","last4":"\#(record.last4)"}"#.utf8)
+    }
+
+    func refund(_ record: RefundRecord) -> [UInt8] {
+        Array(#"{"id":"\#(record.id)","amount":\#(record.amount)}"#.utf8)
+    }
+
+    func checkoutSession(_ record: CheckoutSessionRecord, transaction: TransactionRecord?) -> [UInt8] {
+        Array(#"{"id":"\#(record.id)","status":"\#(record.status)","transaction":"\#(transaction?.id ?? "none")"}"#.utf8)
+    }
+}
+
+/// An event's body as a receiver reads it.
+struct EventBody: Decodable {
+    struct Data: Decodable {
+        let object: [String: JSONValue]
+    }
+    let id: String
+    let object: String
+    let type: String
+    let created: Int
+    let data: Data
+}
+
+/// A string or a number of a flat JSON object.
+enum JSONValue: Decodable, Equatable {
+    case text(String)
+    case number(Int)
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Int.self) { self = .number(number) } else { self = .text(try container.decode(String.self)) }
+    }
+}
+
+@Suite("Webhooks: events written with their change, signed, leased, retried for a day")
+struct WebhookTests {
+    static func payments(_ fixture: VaultFixture) -> Payments {
+        Payments(vault: fixture.vault, webhookObjects: TestObjects())
+    }
+
+    /// Leases whatever is due now and reads each body.
+    static func due(_ payments: Payments) async throws -> [(DueWebhookDelivery, EventBody)] {
+        try await payments.dueWebhookDeliveries(limit: 100, lease: .seconds(7200)).map { due in
+            (due, try JSONDecoder().decode(EventBody.self, from: Data(due.body)))
+        }
+    }
+
+    static func charge(_ payments: Payments, _ number: String, merchantID: String) async throws -> TransactionRecord {
+        let card = CardInput(number: number, expMonth: 12, expYear: 2030, cvc: "123", holder: nil)
+        let token = try await payments.vault.createToken(for: merchantID, card: card)
+        return try await payments.charge(.init(token: token.id, amount: 1999, currency: "EUR"), merchantID: merchantID)
+    }
+
+    @Test("Capture-Signature is t=<seconds>,v1=HMAC-SHA256(secret, \"t.body\") in hex, as Python's hmac computes it")
+    func signature() {
+        let body = Array(#"{"id":"evt_1"}"#.utf8)
+        let secret = "whsec_test0123456789abcdefghijkl"
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        let header = WebhookSignature.header(body: body, secret: secret, at: at)
+        // python3: hmac.new(secret, b"1800000000." + body, hashlib.sha256).hexdigest()
+        #expect(header == "t=1800000000,v1=5d7ae38ee70cf492cfa6f9456c5505e28c0aee40834f5ee8e4d664b4fcf4937e")
+        #expect(WebhookSignature.verify(header, body: body, secret: secret, now: at.addingTimeInterval(299)))
+        // Another signature beside it (a rotated secret's) does not get in the way.
+        #expect(WebhookSignature.verify("t=1800000000,v1=00ff," + header.dropFirst(13), body: body, secret: secret, now: at))
+        #expect(!WebhookSignature.verify(header, body: Array(#"{"id":"evt_2"}"#.utf8), secret: secret, now: at))
+        #expect(!WebhookSignature.verify(header, body: body, secret: "whsec_other", now: at))
+        #expect(!WebhookSignature.verify(header, body: body, secret: secret, now: at.addingTimeInterval(301)), "a replay too old")
+        for broken in ["", "t=1800000000", "v1=5d7a", "t=x,v1=5d7a", "t=1800000000,v1=zz"] {
+            #expect(!WebhookSignature.verify(broken, body: body, secret: secret, now: at))
+        }
+    }
+
+    @Test("a settled charge and a refund write their events for the endpoints that take them, and none for a merchant without endpoints")
+    func chargeEvents() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Self.payments(fixture)
+        let all = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
+        let declines = try await payments.createWebhookEndpoint(
+            url: "https://shop.example/declines",
+            events: ["transaction.declined"],
+            merchantID: fixture.merchantID
+        )
+        #expect(all.secret.hasPrefix("whsec_") && all.secret.count >= 28)
+        #expect(all.endpoint.id.hasPrefix("we_") && all.endpoint.events == nil && declines.endpoint.events == ["transaction.declined"])
+
+        let paid = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
+        var due = try await Self.due(payments)
+        #expect(due.count == 1)
+        #expect(due.first?.0.delivery.endpointID == all.endpoint.id && due.first?.1.type == "transaction.succeeded")
+        #expect(due.first?.1.data.object["id"] == .text(paid.id) && due.first?.1.data.object["last4"] == .text("4242"))
+        #expect(due.first?.1.id.hasPrefix("evt_") == true && due.first?.1.object == "event")
+        #expect(due.first?.1.created == Int(fixture.clock.now.timeIntervalSince1970))
+
+        let declined = try await Self.charge(payments, "4000000000000002", merchantID: fixture.merchantID)
+        due = try await Self.due(payments)
+        #expect(Set(due.map(\.0.delivery.endpointID)) == [all.endpoint.id, declines.endpoint.id])
+        #expect(due.allSatisfy { $0.1.type == "transaction.declined" && $0.1.data.object["id"] == .text(declined.id) })
+        #expect(due[0].1.id == due[1].1.id, "one event, two deliveries")
+
+        let (refund, _) = try await payments.refund(paid.id, amount: 500, merchantID: fixture.merchantID)
+        due = try await Self.due(payments)
+        #expect(due.map(\.1.type) == ["refund.created"] && due.first?.1.data.object["id"] == .text(refund.id))
+
+        // Another merchant with no endpoints: its charges write nothing.
+        let other = try await fixture.vault.createMerchant(named: "other").merchant.id
+        _ = try await Self.charge(payments, "4242424242424242", merchantID: other)
+        #expect(try await Self.due(payments).isEmpty)
+        // Payments without an object writer (no server to send from) write no events either.
+        _ = try await Self.charge(Payments(vault: fixture.vault), "4242424242424242", merchantID: fixture.merchantID)
+        #expect(try await Self.due(payments).isEmpty)
+    }
+
+    @Test("a checkout session's end writes checkout_session.completed (after its transaction's event), .expired or .canceled")
+    func checkoutEvents() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Self.payments(fixture)
+        _ = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
+        let request = CheckoutSessionTests.request(expiresIn: 60)
+        let paid = try await payments.createCheckoutSession(request, merchantID: fixture.merchantID)
+        let card = CardInput(number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123", holder: nil)
+        guard case .paid(_, let transaction) = try await payments.payCheckoutSession(paid.id, card: card) else {
+            Issue.record("the session was not paid")
+            return
+        }
+        let due = try await Self.due(payments).sorted { $0.1.id < $1.1.id }
+        #expect(due.map(\.1.type) == ["transaction.succeeded", "checkout_session.completed"])
+        #expect(due.last?.1.data.object["transaction"] == .text(transaction.id))
+        #expect(due.last?.1.data.object["status"] == .text("complete"))
+
+        let canceled = try await payments.createCheckoutSession(request, merchantID: fixture.merchantID)
+        _ = try await payments.cancelCheckoutSession(canceled.id, merchantID: fixture.merchantID)
+        let expiring = try await payments.createCheckoutSession(request, merchantID: fixture.merchantID)
+        fixture.clock.advance(seconds: 61)
+        _ = try await payments.expireCheckoutSessions()
+        let ended = try await Self.due(payments).map { ($0.1.type, $0.1.data.object["id"]) }
+        #expect(ended.count == 2)
+        #expect(ended.contains { $0 == ("checkout_session.canceled", .text(canceled.id)) })
+        #expect(ended.contains { $0 == ("checkout_session.expired", .text(expiring.id)) })
+    }
+
+    @Test("a delivery is leased to one sender, tried again on the schedule after a failure, and done after a 2xx; every attempt is listed")
+    func leaseAndRetry() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Self.payments(fixture)
+        let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
+        _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
+        let schedule = Payments.WebhookSchedule()
+        guard let first = try await Self.due(payments).first?.0 else {
+            Issue.record("no delivery due")
+            return
+        }
+        #expect(try await Self.due(payments).isEmpty, "leased: a second sender gets nothing")
+        #expect(try payments.webhookSecret(of: first) == endpoint.secret)
+        let start = fixture.clock.now
+        let outcome = try await payments.recordWebhookAttempt(
+            first,
+            statusCode: 500,
+            error: nil,
+            startedAt: start,
+            duration: .milliseconds(12),
+            schedule: schedule
+        )
+        #expect(outcome == .retry(at: start.addingTimeInterval(30)))
+        fixture.clock.advance(seconds: 29)
+        #expect(try await Self.due(payments).isEmpty, "not due before its time")
+        fixture.clock.advance(seconds: 2)
+        guard let second = try await Self.due(payments).first?.0 else {
+            Issue.record("the retry was not due")
+            return
+        }
+        #expect(second.delivery.id == first.delivery.id && second.delivery.attempts == 1)
+        let done = try await payments.recordWebhookAttempt(
+            second,
+            statusCode: 204,
+            error: nil,
+            startedAt: fixture.clock.now,
+            duration: .milliseconds(8),
+            schedule: schedule
+        )
+        #expect(done == .succeeded)
+        fixture.clock.advance(seconds: 3600)
+        #expect(try await Self.due(payments).isEmpty, "delivered: never sent again")
+
+        let listed = try await payments.webhookDeliveries(endpoint: endpoint.endpoint.id, merchantID: fixture.merchantID)
+        #expect(listed.items.count == 1 && !listed.hasMore)
+        let delivery = try #require(listed.items.first)
+        #expect(delivery.delivery.status == "succeeded" && delivery.delivery.attempts == 2 && delivery.delivery.nextAttemptAt == nil)
+        #expect(delivery.attempts.map(\.number) == [1, 2])
+        #expect(delivery.attempts.map(\.statusCode) == [500, 204])
+        #expect(delivery.attempts[0].error?.contains("500") == true && delivery.attempts[1].error == nil)
+        #expect(delivery.attempts[0].durationMilliseconds == 12)
+    }
+
+    @Test("an event and its change commit together: when the event cannot be written, the refund is not recorded either")
+    func oneTransaction() async throws {
+        struct Broken: WebhookObjectWriter {
+            struct Failure: Error {}
+            func transaction(_ record: TransactionRecord) -> [UInt8] { TestObjects().transaction(record) }
+            func refund(_ record: RefundRecord) throws -> [UInt8] { throw Failure() }
+            func checkoutSession(_ record: CheckoutSessionRecord, transaction: TransactionRecord?) -> [UInt8] { [] }
+        }
+        let fixture = try await VaultFixture()
+        let broken = Payments(vault: fixture.vault, webhookObjects: Broken())
+        _ = try await broken.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
+        let paid = try await Self.charge(broken, "4242424242424242", merchantID: fixture.merchantID)
+        let error = await #expect(throws: VaultError.self) { try await broken.refund(paid.id, amount: 500, merchantID: fixture.merchantID) }
+        #expect(error?.code == .storage)
+        #expect(try await broken.transaction(paid.id, merchantID: fixture.merchantID).refundedAmount == 0)
+        #expect(try await Self.due(broken).map(\.1.type) == ["transaction.succeeded"])
+    }
+
+    @Test("retries wait 30 s, doubling to an hour, and end a day after the event")
+    func schedule() {
+        let schedule = Payments.WebhookSchedule()
+        let event = Date(timeIntervalSince1970: 1_800_000_000)
+        var at = event
+        var waits: [TimeInterval] = []
+        for number in 1... {
+            guard case .retry(let next) = schedule.afterFailure(number, at: at, eventCreatedAt: event) else { break }
+            waits.append(next.timeIntervalSince(at))
+            at = next
+        }
+        #expect(Array(waits.prefix(8)) == [30, 60, 120, 240, 480, 960, 1920, 3600])
+        #expect(waits.dropFirst(7).allSatisfy { $0 == 3600 })
+        #expect(at <= event.addingTimeInterval(86_400) && at > event.addingTimeInterval(86_400 - 3600))
+        #expect(waits.count == 29)
+    }
+
+    @Test("a deleted endpoint's pending deliveries are canceled; its id is then unknown")
+    func deleteEndpoint() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Self.payments(fixture)
+        let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: ["*"], merchantID: fixture.merchantID)
+        #expect(endpoint.endpoint.events == nil, "[\"*\"] is every type")
+        _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
+        try await payments.deleteWebhookEndpoint(endpoint.endpoint.id, merchantID: fixture.merchantID)
+        #expect(try await Self.due(payments).isEmpty)
+        #expect(try await payments.webhookEndpoints(merchantID: fixture.merchantID).isEmpty)
+        let again = await #expect(throws: VaultError.self) {
+            try await payments.deleteWebhookEndpoint(endpoint.endpoint.id, merchantID: fixture.merchantID)
+        }
+        #expect(again?.code == .webhookEndpointNotFound)
+        let listed = await #expect(throws: VaultError.self) {
+            try await payments.webhookDeliveries(endpoint: endpoint.endpoint.id, merchantID: fixture.merchantID)
+        }
+        #expect(listed?.code == .webhookEndpointNotFound)
+    }
+
+    @Test("an endpoint needs an http(s) URL and known event types, and a merchant may have 16")
+    func endpointChecks() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Self.payments(fixture)
+        let cases: [(String, [String]?, String)] = [
+            ("ftp://shop.example/hooks", nil, "url"),
+            ("/hooks", nil, "url"),
+            ("https://shop.example/hooks", [], "events"),
+            ("https://shop.example/hooks", ["transaction.succeeded", "charge.succeeded"], "events"),
+        ]
+        for (url, events, param) in cases {
+            let error = await #expect(throws: VaultError.self) {
+                try await payments.createWebhookEndpoint(url: url, events: events, merchantID: fixture.merchantID)
+            }
+            #expect(error?.code == .invalidRequest && error?.param == param)
+        }
+        for index in 0..<16 {
+            _ = try await payments.createWebhookEndpoint(url: "https://shop.example/\(index)", events: nil, merchantID: fixture.merchantID)
+        }
+        let full = await #expect(throws: VaultError.self) {
+            try await payments.createWebhookEndpoint(url: "https://shop.example/17", events: nil, merchantID: fixture.merchantID)
+        }
+        #expect(full?.message.contains("at most 16") == true)
+    }
+
+    @Test("the signing secret is in the vault's files only sealed")
+    func secretSealed() async throws {
+        try await withFileStore { store, path in
+            let fixture = try await VaultFixture(store: store)
+            let payments = Self.payments(fixture)
+            let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
+            for file in [path, path + "-wal"] {
+                let bytes = (try? Data(contentsOf: URL(fileURLWithPath: file))) ?? Data()
+                #expect(bytes.range(of: Data(endpoint.secret.utf8)) == nil, "\(file) holds the secret in the clear")
+            }
+        }
+    }
+}
