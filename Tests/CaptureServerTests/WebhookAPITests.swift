@@ -1,0 +1,244 @@
+import CaptureServer
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Synchronization
+import Testing
+import Tokenizer
+
+/// A merchant's webhook receiver on loopback: keeps every request, and answers each with the
+/// next status of its script (then 200).
+final class WebhookReceiver: Sendable {
+    struct Received: Sendable {
+        let signature: String?
+        let contentType: String?
+        let body: [UInt8]
+        var text: String { String(decoding: body, as: UTF8.self) }
+        var type: String? { (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["type"] as? String }
+    }
+
+    private let state: Mutex<(received: [Received], script: [Int])>
+
+    init(answering script: [Int] = []) {
+        state = Mutex(([], script))
+    }
+
+    var received: [Received] { state.withLock { $0.received } }
+
+    func application() -> some ApplicationProtocol {
+        let router = Router()
+        router.post("hook") { request, _ -> HTTPResponse.Status in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            let received = Received(
+                signature: request.headers[HTTPField.Name("Capture-Signature")!],
+                contentType: request.headers[.contentType],
+                body: Array(body.readableBytesView)
+            )
+            let status = self.state.withLock { state -> Int in
+                state.received.append(received)
+                return state.script.isEmpty ? 200 : state.script.removeFirst()
+            }
+            return HTTPResponse.Status(code: status)
+        }
+        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+    }
+
+    /// Waits until `count` requests came (at most 30 s, for a loaded machine).
+    func wait(for count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while received.count < count && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+    }
+}
+
+@Suite("Webhooks over HTTP: endpoints, signed deliveries, retries, and a queue that outlives the server")
+struct WebhookAPITests {
+    /// Sends quickly and retries within a second, so the tests do not wait on the real schedule.
+    static func fast() -> WebhookSettings {
+        var settings = WebhookSettings()
+        settings.pollInterval = .milliseconds(20)
+        settings.timeout = .seconds(5)
+        settings.schedule = Payments.WebhookSchedule(firstRetry: .milliseconds(100), longestWait: .milliseconds(200), window: .seconds(60))
+        return settings
+    }
+
+    struct Endpoint: Decodable {
+        let id: String
+        let object: String
+        let url: String
+        let events: [String]
+        let secret: String?
+    }
+
+    @Test("an endpoint is made with a secret key (its whsec_ secret shown once), read, listed and deleted; a publishable key gets 403")
+    func endpoints() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            let body = #"{"url": "https://shop.example/hooks", "events": ["checkout_session.completed", "refund.created"]}"#
+            let (forbidden, _) = try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.publishable, json: body)
+            #expect(forbidden == .forbidden)
+            let (status, data) = try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: body)
+            #expect(status == .created)
+            let created = try decode(Endpoint.self, data)
+            #expect(created.id.hasPrefix("we_") && created.object == "webhook_endpoint")
+            #expect(created.secret?.hasPrefix("whsec_") == true)
+            #expect(created.events == ["checkout_session.completed", "refund.created"])
+
+            let (readStatus, readData) = try await client.send(.get, "/v1/webhook_endpoints/\(created.id)", key: fixture.shop.secret)
+            #expect(readStatus == .ok)
+            let read = try decode(Endpoint.self, readData)
+            #expect(read.secret == nil && read.url == "https://shop.example/hooks")
+            #expect(!String(decoding: readData, as: UTF8.self).contains(created.secret ?? "whsec_"))
+            let (otherStatus, _) = try await client.send(.get, "/v1/webhook_endpoints/\(created.id)", key: fixture.other.secret)
+            #expect(otherStatus == .notFound)
+
+            let (_, listData) = try await client.send(.get, "/v1/webhook_endpoints", key: fixture.shop.secret)
+            struct List: Decodable {
+                let data: [Endpoint]
+                let has_more: Bool
+            }
+            #expect(try decode(List.self, listData).data.map(\.id) == [created.id])
+
+            let (allStatus, allData) = try await client.send(
+                .post,
+                "/v1/webhook_endpoints",
+                key: fixture.shop.secret,
+                json: #"{"url": "http://127.0.0.1:9/x"}"#
+            )
+            #expect(try allStatus == .created && (decode(Endpoint.self, allData)).events == ["*"])
+
+            let (badStatus, badData) = try await client.send(
+                .post,
+                "/v1/webhook_endpoints",
+                key: fixture.shop.secret,
+                json: #"{"url": "javascript:alert(1)"}"#
+            )
+            #expect(try badStatus == .badRequest && (decode(ErrorBody.self, badData)).error.param == "url")
+            let (typeStatus, typeData) = try await client.send(
+                .post,
+                "/v1/webhook_endpoints",
+                key: fixture.shop.secret,
+                json: #"{"url": "https://shop.example/h", "events": ["payment_intent.succeeded"]}"#
+            )
+            #expect(try typeStatus == .badRequest && (decode(ErrorBody.self, typeData)).error.param == "events")
+
+            let (deleteStatus, deleteData) = try await client.send(.delete, "/v1/webhook_endpoints/\(created.id)", key: fixture.shop.secret)
+            #expect(deleteStatus == .ok && String(decoding: deleteData, as: UTF8.self).contains(#""deleted":true"#))
+            let (goneStatus, goneData) = try await client.send(.get, "/v1/webhook_endpoints/\(created.id)/deliveries", key: fixture.shop.secret)
+            #expect(try goneStatus == .notFound && (decode(ErrorBody.self, goneData)).error.code == "webhook_endpoint_not_found")
+        }
+    }
+
+    @Test("a charge's event reaches the endpoint signed, is retried after a 500, and both attempts are listed; no card number is sent")
+    func delivery() async throws {
+        let fixture = try await APIFixture()
+        let receiver = WebhookReceiver(answering: [500])
+        try await receiver.application().test(.live) { hook in
+            let url = "http://127.0.0.1:\(try #require(hook.port))/hook"
+            var api = CaptureAPI(vault: fixture.vault)
+            api.webhooks = Self.fast()
+            try await api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger()).test(.live) { client in
+                let (_, endpointData) = try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: #"{"url": "\#(url)"}"#)
+                let endpoint = try decode(Endpoint.self, endpointData)
+                let secret = try #require(endpoint.secret)
+                let (_, tokenData) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: visaBody)
+                let token = try decode(TokenBody.self, tokenData)
+                let (chargeStatus, chargeData) = try await client.send(
+                    .post,
+                    "/v1/transactions",
+                    key: fixture.shop.secret,
+                    json: #"{"token": "\#(token.id)", "amount": 1999, "currency": "EUR"}"#
+                )
+                #expect(chargeStatus == .created)
+                let transaction = try JSONSerialization.jsonObject(with: chargeData) as? [String: Any]
+
+                try await receiver.wait(for: 2)
+                let received = receiver.received
+                try #require(received.count == 2, "the event and its retry after the 500")
+                #expect(received[0].body == received[1].body, "a retry sends the same event")
+                let event = try #require(try JSONSerialization.jsonObject(with: Data(received[1].body)) as? [String: Any])
+                #expect(event["type"] as? String == "transaction.succeeded")
+                let object = try #require((event["data"] as? [String: Any])?["object"] as? [String: Any])
+                #expect(object["id"] as? String == transaction?["id"] as? String)
+                #expect((object["card"] as? [String: Any])?["last4"] as? String == "4242")
+                #expect(!received[1].text.contains("4242424242424242") && !received[1].text.contains("424242424242"))
+                #expect(received[1].contentType == "application/json")
+                for request in received {
+                    let signature = try #require(request.signature)
+                    #expect(WebhookSignature.verify(signature, body: request.body, secret: secret, now: Date()))
+                }
+
+                // The 200 is recorded just after it is sent: wait for the delivery to read as done.
+                var delivery: [String: Any] = [:]
+                let deadline = ContinuousClock.now + .seconds(30)
+                repeat {
+                    let (_, listData) = try await client.send(.get, "/v1/webhook_endpoints/\(endpoint.id)/deliveries", key: fixture.shop.secret)
+                    let list = try JSONSerialization.jsonObject(with: listData) as? [String: Any]
+                    delivery = (list?["data"] as? [[String: Any]])?.first ?? [:]
+                    if delivery["status"] as? String == "succeeded" { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                } while ContinuousClock.now < deadline
+                #expect(delivery["status"] as? String == "succeeded")
+                #expect(delivery["event"] as? String == event["id"] as? String)
+                let attempts = delivery["attempts"] as? [[String: Any]] ?? []
+                #expect(attempts.map { $0["status_code"] as? Int } == [500, 200])
+                #expect(attempts.first?["error"] as? String != nil)
+            }
+        }
+        #expect(!fixture.logs.all.contains { $0.contains("4242424242424242") })
+        #expect(fixture.logs.all.contains { $0.contains("webhook delivery failed") && $0.contains("status=500") })
+    }
+
+    @Test("an event queued by a server that stopped before sending it is sent by the next server on the same vault")
+    func survivesRestart() async throws {
+        try await withTemporaryVault { open in
+            let vault = try await open()
+            let merchant = try await vault.createMerchant(named: "shop")
+            let receiver = WebhookReceiver()
+            try await receiver.application().test(.live) { hook in
+                let url = "http://127.0.0.1:\(try #require(hook.port))/hook"
+                var first = CaptureAPI(vault: vault)
+                // This server looks at its queue once, when it starts, and never again.
+                first.webhooks.pollInterval = .seconds(3600)
+                let sessionID = try await first.application(host: "127.0.0.1", port: 0, logger: Logger(label: "first")).test(.live) { client in
+                    try await Task.sleep(for: .milliseconds(200))
+                    _ = try await client.send(.post, "/v1/webhook_endpoints", key: merchant.secret, json: #"{"url": "\#(url)"}"#)
+                    let (_, data) = try await client.send(
+                        .post,
+                        "/v1/checkout_sessions",
+                        key: merchant.secret,
+                        json: #"{"amount": 500, "currency": "USD", "return_url": "https://shop.example/done"}"#
+                    )
+                    let sessionID = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["id"] as? String)
+                    let (canceled, _) = try await client.send(.post, "/v1/checkout_sessions/\(sessionID)/cancel", key: merchant.secret)
+                    #expect(canceled == .ok)
+                    try await Task.sleep(for: .milliseconds(200))
+                    return sessionID
+                }
+                #expect(receiver.received.isEmpty, "the first server sent nothing")
+                // A new store on the same file, as a restarted process opens it.
+                var second = CaptureAPI(vault: try await open())
+                second.webhooks = Self.fast()
+                try await second.application(host: "127.0.0.1", port: 0, logger: Logger(label: "second")).test(.live) { _ in
+                    try await receiver.wait(for: 1)
+                }
+                #expect(receiver.received.map(\.type) == ["checkout_session.canceled"])
+                #expect(receiver.received.first?.text.contains(sessionID) == true)
+            }
+        }
+    }
+}
+
+/// A vault's file in a fresh folder, removed afterwards, and a way to open it (again, as a
+/// restarted server does) under the same key.
+func withTemporaryVault(_ body: (_ open: @escaping @Sendable () async throws -> Vault) async throws -> Void) async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("webhook-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let path = folder.appendingPathComponent("vault.sqlite").path
+    let keys = KeyRing(masterKey: SymmetricKey(size: .bits256))
+    try await body { try await Vault.open(store: try SQLiteVaultStore(path: path), keys: keys) }
+}
