@@ -10,12 +10,17 @@ Flows, each checked end to end (the page, where the browser lands, and the sessi
      and expiry in; then pays.
   3. JavaScript switched off: the plain form pays all the same.
   4. Cancel: lands on the cancel URL; the session is canceled.
+Then the merchant's webhook endpoint (on the same local site) must have been sent every outcome
+of those flows, each signed as the API documents it, which this script checks with Python's own
+hmac, not the server's code.
 Screenshots go to the artefacts folder (default test-artifacts/browser).
 
 Usage: python3 scripts/browser-test.py --cli .build/debug/capture-cli [--artifacts DIR]
 """
 
 import argparse
+import hashlib
+import hmac
 import http.server
 import json
 import os
@@ -55,6 +60,7 @@ class ReturnSite:
     def __init__(self):
         self.port = free_port()
         self.visits = []
+        self.webhooks = []
         site = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -66,6 +72,12 @@ class ReturnSite:
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                site.webhooks.append((self.path, self.headers.get("Capture-Signature", ""), body))
+                self.send_response(204)
+                self.end_headers()
 
             def log_message(self, *args):
                 pass
@@ -269,6 +281,37 @@ def cancel(vault: Vault, site: ReturnSite, shots: str):
         driver.quit()
 
 
+def signed(header: str, body: bytes, secret: str) -> bool:
+    """Capture-Signature as the API documents it, checked without the server's code."""
+    parts = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
+    if abs(time.time() - int(parts.get("t", "0"))) > 300:
+        return False
+    expected = hmac.new(secret.encode(), parts["t"].encode() + b"." + body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, parts.get("v1", ""))
+
+
+def webhooks(site: ReturnSite, secret: str):
+    print("webhooks")
+    # One event per outcome of the flows above: a decline and three payments, each payment's
+    # session completed, and one session canceled.
+    expected = sorted(["transaction.declined"] + ["transaction.succeeded", "checkout_session.completed"] * 3
+                      + ["checkout_session.canceled"])
+    deadline = time.time() + 30
+    while len(site.webhooks) < len(expected) and time.time() < deadline:
+        time.sleep(0.2)
+    events = [json.loads(body) for _, _, body in site.webhooks]
+    check(sorted(event["type"] for event in events) == expected, "the endpoint got every outcome once: %s"
+          % ", ".join(sorted(event["type"] for event in events)))
+    check(all(path == "/webhook" and signed(header, body, secret) for path, header, body in site.webhooks),
+          "each is signed with the endpoint's secret (Python's hmac agrees)")
+    check(len({event["id"] for event in events}) == len(events), "each event has its own id")
+    completed = [event["data"]["object"] for event in events if event["type"] == "checkout_session.completed"]
+    check(all(session["status"] == "complete" and session["transaction"]["card"]["last4"] in ("4242", PHOTO_NUMBER[-4:])
+              for session in completed), "a completed session's event carries its transaction")
+    check(all(VISA.encode() not in body and PHOTO_NUMBER.encode() not in body and DECLINED.encode() not in body
+              for _, _, body in site.webhooks), "no card number in any event")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", required=True)
@@ -279,8 +322,10 @@ def main():
     site = ReturnSite()
     vault = Vault(arguments.cli, folder)
     try:
+        endpoint = vault.api("POST", "/v1/webhook_endpoints", {"url": site.url("/webhook")})
         for flow in (desktop, phone, without_javascript, cancel):
             flow(vault, site, arguments.artifacts)
+        webhooks(site, endpoint["secret"])
         with open(vault.log) as log:
             text = log.read()
         check(VISA not in text and DECLINED not in text and PHOTO_NUMBER not in text, "no card number in the server's log")
