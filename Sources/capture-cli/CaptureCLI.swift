@@ -15,7 +15,7 @@ struct CaptureCLI: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             ScanCommand.self, EnterCommand.self, ValidateCommand.self, TokenizeCommand.self, ChargeCommand.self, CheckoutCommand.self,
-            ChargeURLCommand.self, ServeCommand.self,
+            ChargeURLCommand.self, WebhooksCommand.self, ServeCommand.self,
             KeysCommand.self,
             BenchCommand.self,
         ]

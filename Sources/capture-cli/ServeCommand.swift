@@ -81,6 +81,12 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var publicURL: String?
 
+    @Option(
+        name: .customLong("webhook-timeout"),
+        help: "Seconds a webhook endpoint has to answer before the delivery counts as failed and is tried again."
+    )
+    var webhookTimeout = 10
+
     @OptionGroup var vault: VaultOptions
 
     func validate() throws {
@@ -93,6 +99,7 @@ struct ServeCommand: AsyncParsableCommand {
         for (flag, seconds) in [("--idle-timeout", idleTimeout), ("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout)] {
             guard (1...3600).contains(seconds) else { throw ValidationError("\(flag) must be from 1 to 3600 seconds") }
         }
+        guard (1...60).contains(webhookTimeout) else { throw ValidationError("--webhook-timeout must be from 1 to 60 seconds") }
         if let maxConnections, !(1...1_000_000).contains(maxConnections) {
             throw ValidationError("--max-connections must be from 1 to 1000000")
         }
@@ -142,6 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.headerTimeout = .seconds(headerTimeout)
         limits.bodyTimeout = .seconds(bodyTimeout)
         api.connectionLimits = limits
+        api.webhooks.timeout = .seconds(webhookTimeout)
         logger.info("connections", metadata: ["max": "\(limits.maximumConnections)", "idle_timeout_s": "\(idleTimeout)"])
         let app = api.application(host: host, port: port, logger: logger)
         try await app.runService()

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Tokenizer
+
+/// `capture-cli webhooks`: a backend developer's side of webhooks.
+struct WebhooksCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webhooks",
+        abstract: "Receive webhook events while developing.",
+        subcommands: [Listen.self]
+    )
+
+    struct Listen: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Receive webhook events on a local port, check each one's signature, and print it.",
+            discussion: """
+                Register the address it prints with POST /v1/webhook_endpoints, then give the secret that answer \
+                showed. Each event signed with that secret is answered 204 and printed as a line (its type, its id and \
+                its object's id; the whole event with --json); anything else is answered 400 and told on standard error. \
+                Runs until interrupted.
+                """
+        )
+
+        @Option(help: "The address to listen on.")
+        var host = "127.0.0.1"
+
+        @Option(help: "The port to listen on.")
+        var port = 9000
+
+        @Option(help: "The endpoint's signing secret (whsec_…); defaults to $CAPTURE_WEBHOOK_SECRET.")
+        var secret: String?
+
+        @Flag(help: "Print each event's JSON as it came, one per line.")
+        var json = false
+
+        func validate() throws {
+            guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+            guard let secret = secret ?? ProcessInfo.processInfo.environment["CAPTURE_WEBHOOK_SECRET"], secret.hasPrefix("whsec_") else {
+                throw ValidationError("give --secret whsec_… (shown once, when the endpoint was made) or set CAPTURE_WEBHOOK_SECRET")
+            }
+        }
+
+        func run() async throws {
+            let secret = secret ?? ProcessInfo.processInfo.environment["CAPTURE_WEBHOOK_SECRET"] ?? ""
+            let json = json
+            let router = Router()
+            router.post("**") { request, _ -> Response in
+                let body = Array(try await request.body.collect(upTo: 1 << 20).readableBytesView)
+                let header = request.headers[HTTPField.Name(WebhookSignature.headerName)!] ?? ""
+                guard WebhookSignature.verify(header, body: body, secret: secret, now: Date()) else {
+                    Terminal.writeError(
+                        "capture-cli: refused a request to \(request.uri.path): no Capture-Signature of this body under this secret "
+                            + "within 5 minutes of now (answered 400)"
+                    )
+                    return Response(status: .badRequest)
+                }
+                Self.print(json ? String(decoding: body, as: UTF8.self) : Self.summary(of: body))
+                return Response(status: .noContent)
+            }
+            var logger = Logger(label: "capture-cli.webhooks")
+            logger.logLevel = .warning
+            let app = Application(
+                router: router,
+                configuration: .init(address: .hostname(host, port: port), serverName: "capture-webhooks"),
+                onServerRunning: { channel in
+                    let bound = channel.localAddress?.port ?? port
+                    Terminal.writeError("listening for webhooks on http://\(host):\(bound)/ (Ctrl-C to stop)")
+                },
+                logger: logger
+            )
+            try await app.runService()
+        }
+
+        /// `type evt_… object_id` for a line on a terminal.
+        static func summary(of body: [UInt8]) -> String {
+            guard let event = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return "(not JSON)" }
+            let object = (event["data"] as? [String: Any])?["object"] as? [String: Any]
+            var line = "\(event["type"] as? String ?? "?") \(event["id"] as? String ?? "?")"
+            if let id = object?["id"] as? String { line += " " + id }
+            if let status = object?["status"] as? String { line += " " + status }
+            return line
+        }
+
+        /// A line on standard output, written at once (print's buffer would hold it in a pipe).
+        static func print(_ line: String) {
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `webhooks listen` receiving what a real `capture-cli serve` sends.
+@Suite("webhooks listen, through the built binary")
+struct WebhooksCommandTests {
+    /// A loopback port nobody listens on now (the system's pick for a socket closed at once).
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+            }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Waits up to 30 s for `file` to hold `text`.
+    static func wait(for text: String, in file: URL) -> String {
+        var content = ""
+        for _ in 0..<600 {
+            content = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+            if content.contains(text) { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return content
+    }
+
+    @Test("listen prints each event the server signs for it, and refuses a request without the signature")
+    func listen() throws {
+        try CheckoutCommandTests.withServer { server, _, secret in
+            let port = try Self.freePort()
+            let (created, endpointData) = try http(
+                "POST",
+                server.url + "/v1/webhook_endpoints",
+                key: secret,
+                type: "application/json",
+                body: Data(#"{"url": "http://127.0.0.1:\#(port)/hooks", "events": ["checkout_session.canceled"]}"#.utf8)
+            )
+            #expect(created == 201)
+            let endpoint = try #require(try JSONSerialization.jsonObject(with: endpointData) as? [String: Any])
+            let signingSecret = try #require(endpoint["secret"] as? String)
+
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("listen-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let out = folder.appendingPathComponent("out")
+            let err = folder.appendingPathComponent("err")
+            _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+            let listener = Process()
+            listener.executableURL = CLIRunner.binary
+            listener.arguments = ["webhooks", "listen", "--port", "\(port)", "--secret", signingSecret]
+            listener.standardOutput = try FileHandle(forWritingTo: out)
+            listener.standardError = try FileHandle(forWritingTo: err)
+            try listener.run()
+            defer {
+                listener.terminate()
+                listener.waitUntilExit()
+            }
+            #expect(Self.wait(for: "listening for webhooks on http://127.0.0.1:\(port)/", in: err).contains("listening"))
+
+            let (_, sessionData) = try http(
+                "POST",
+                server.url + "/v1/checkout_sessions",
+                key: secret,
+                type: "application/json",
+                body: Data(#"{"amount": 500, "currency": "EUR", "return_url": "https://shop.example/done"}"#.utf8)
+            )
+            let session = try #require(try JSONSerialization.jsonObject(with: sessionData) as? [String: Any])
+            let id = try #require(session["id"] as? String)
+            #expect(try http("POST", server.url + "/v1/checkout_sessions/\(id)/cancel", key: secret, type: nil, body: nil).0 == 200)
+            let printed = Self.wait(for: id, in: out)
+            #expect(printed.contains("checkout_session.canceled evt_") && printed.contains("\(id) canceled"), "\(printed)")
+
+            let (forged, _) = try http(
+                "POST",
+                "http://127.0.0.1:\(port)/hooks",
+                key: nil,
+                type: "application/json",
+                body: Data(#"{"type": "checkout_session.completed"}"#.utf8)
+            )
+            #expect(forged == 400)
+            #expect(Self.wait(for: "refused", in: err).contains("no Capture-Signature of this body under this secret"))
+            #expect(!((try? String(contentsOf: out, encoding: .utf8)) ?? "").contains("completed"), "a forged event printed")
+        }
+    }
+
+    @Test("listen without a secret is refused with what to give")
+    func needsSecret() throws {
+        let refused = try CLIRunner.run(["webhooks", "listen", "--port", "0"])
+        #expect(refused.status == 2 && refused.stderr.contains("give --secret whsec_"))
+    }
+}
