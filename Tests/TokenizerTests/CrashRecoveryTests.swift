@@ -66,6 +66,40 @@ struct CrashRecoveryTests {
         #expect(try await restarted.resolvePending(olderThan: .seconds(30)) == 0)
     }
 
+    @Test(
+        "a page payment that died after the processor charged the card holds its session (no expiry, no second payment) until recovery completes it"
+    )
+    func pagePaymentAcrossACrash() async throws {
+        let fixture = try await VaultFixture()
+        let sandbox = SandboxProcessor()
+        let dying = Payments(
+            vault: fixture.vault,
+            processor: StallingProcessor(sandbox: sandbox, takesTheCharge: true),
+            webhookObjects: TestObjects()
+        )
+        _ = try await dying.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
+        let session = try await dying.createCheckoutSession(CheckoutSessionTests.request(expiresIn: 60), merchantID: fixture.merchantID)
+        let inFlight = Task { try await dying.payCheckoutSession(session.id, card: VaultFixture.visa) }
+        defer { inFlight.cancel() }
+        let pending = try await pending(in: fixture)
+
+        // Past the session's time and the page's two-minute hold, before anything settled it.
+        fixture.clock.advance(seconds: 200)
+        let restarted = Payments(vault: fixture.vault, processor: sandbox, webhookObjects: TestObjects())
+        #expect(try await restarted.expireCheckoutSessions().isEmpty, "a charge pending on the session holds it")
+        let cancel = await #expect(throws: VaultError.self) { try await restarted.cancelCheckoutSession(session.id, merchantID: fixture.merchantID) }
+        #expect(cancel?.code == .checkoutSessionNotOpen)
+        let second = await #expect(throws: VaultError.self) { try await restarted.payCheckoutSession(session.id, card: VaultFixture.visa) }
+        #expect(second?.code == .checkoutSessionNotOpen)
+
+        #expect(try await restarted.resolvePending(olderThan: .seconds(30)) == 1)
+        let paid = try await restarted.checkoutSession(session.id, merchantID: fixture.merchantID)
+        #expect(paid.status == "complete" && paid.transactionID == pending.id)
+        #expect(try await restarted.expireCheckoutSessions().isEmpty)
+        let events = try await restarted.dueWebhookDeliveries(limit: 10, lease: .seconds(60)).map(\.delivery.eventType)
+        #expect(events.sorted() == ["checkout_session.completed", "transaction.succeeded"])
+    }
+
     @Test("a charge that died before the processor heard of it is settled failed: the card was not charged")
     func crashBeforeAuthorization() async throws {
         let fixture = try await VaultFixture()

@@ -95,6 +95,9 @@ struct WebhookDispatcher: Service {
             failure = Self.describe(error, timeout: configuration.timeout)
         }
         let duration = clock.now - start
+        // Cut short by shutdown: not the endpoint's failure. The lease lapses and the delivery
+        // is sent again after the restart.
+        if Task.isCancelled { return }
         do {
             let outcome = try await payments.recordWebhookAttempt(
                 due,

@@ -138,7 +138,8 @@ extension Payments {
             description: request.description,
             clientID: request.client,
             idempotencyKey: request.idempotencyKey,
-            createdAt: vault.configuration.now()
+            createdAt: vault.configuration.now(),
+            checkoutSessionID: request.checkoutSessionID
         )
     }
 

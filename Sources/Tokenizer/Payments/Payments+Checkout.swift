@@ -224,30 +224,25 @@ extension Payments {
         do {
             if let refusal = Self.brandRefusal(card.number, session: session) { throw refusal }
             let token = try await vault.createToken(for: session.merchantID, card: card, amount: session.amount, currency: session.currency)
-            let transaction = try await charge(
-                ChargeRequest(
-                    token: token.id,
-                    amount: session.amount,
-                    currency: session.currency,
-                    description: session.description,
-                    client: session.clientID,
-                    savePaymentMethod: session.savePaymentMethod
-                ),
-                merchantID: session.merchantID
+            var request = ChargeRequest(
+                token: token.id,
+                amount: session.amount,
+                currency: session.currency,
+                description: session.description,
+                client: session.clientID,
+                savePaymentMethod: session.savePaymentMethod
             )
-            let done = vault.configuration.now()
+            // Settled as succeeded, the charge completes the session in the same write.
+            request.checkoutSessionID = id
+            let transaction = try await charge(request, merchantID: session.merchantID)
             if transaction.status == "succeeded" {
-                let complete = try await storing("complete the checkout session") {
-                    try await store.finishCheckoutPayment(id: id, transactionID: transaction.id, at: done, events: events)
-                }
+                let complete = try await storing("read the checkout session") { try await store.checkoutSession(id: id) }
                 return .paid(complete ?? session, transaction)
             }
-            let open = try await storing("release the checkout session") {
-                try await store.finishCheckoutPayment(id: id, transactionID: nil, at: done, events: nil)
-            }
+            let open = try await storing("release the checkout session") { try await store.releaseCheckoutPayment(id: id) }
             return .refused(open ?? session, transaction)
         } catch {
-            _ = try? await store.finishCheckoutPayment(id: id, transactionID: nil, at: vault.configuration.now(), events: nil)
+            _ = try? await store.releaseCheckoutPayment(id: id)
             throw error
         }
     }

@@ -37,6 +37,9 @@ public struct Payments: Sendable {
         /// The Idempotency-Key the request runs under: recorded with the charge, so that a
         /// retry after a crash finds it.
         public var idempotencyKey: String?
+        /// The checkout session this charge pays (the hosted page's charges): completed in
+        /// the write that settles the charge as succeeded.
+        var checkoutSessionID: String?
 
         public init(
             token: String? = nil,

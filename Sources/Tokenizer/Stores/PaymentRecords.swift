@@ -122,13 +122,24 @@ public struct PendingCharge: Sendable, Equatable {
     /// The Idempotency-Key the request runs under, if any.
     public var idempotencyKey: String?
     public var createdAt: Date
+    /// The checkout session paid with this charge, if any: settled as succeeded, the charge
+    /// completes it in the same write.
+    public var checkoutSessionID: String?
 
-    public init(transactionID: String, description: String?, clientID: String?, idempotencyKey: String?, createdAt: Date) {
+    public init(
+        transactionID: String,
+        description: String?,
+        clientID: String?,
+        idempotencyKey: String?,
+        createdAt: Date,
+        checkoutSessionID: String? = nil
+    ) {
         self.transactionID = transactionID
         self.description = description
         self.clientID = clientID
         self.idempotencyKey = idempotencyKey
         self.createdAt = createdAt
+        self.checkoutSessionID = checkoutSessionID
     }
 }
 

@@ -38,7 +38,8 @@ extension SQLiteVaultStore {
                 db,
                 sql: """
                     UPDATE checkout_session SET status = ?, ended_at = ?
-                    WHERE id = ? AND status = 'open' AND (paying_until IS NULL OR paying_until <= ?) RETURNING *
+                    WHERE id = ? AND status = 'open' AND (paying_until IS NULL OR paying_until <= ?) AND \(Self.noChargePending)
+                    RETURNING *
                     """,
                 arguments: [status, now, id, now]
             )
@@ -55,6 +56,10 @@ extension SQLiteVaultStore {
             guard session.status == CheckoutSessionRecord.open, session.expiresAt > now else { return .notOpen(session) }
             let busy: Date? = row["paying_until"]
             if let busy, busy > now { return .busy }
+            // A charge left pending by a payment that died still holds the session: until it is
+            // settled, another could pay it twice.
+            let charging = try Bool.fetchOne(db, sql: "SELECT NOT \(Self.noChargePending) FROM checkout_session WHERE id = ?", arguments: [id])
+            if charging == true { return .busy }
             guard session.attempts < attemptLimit else { return .attemptsUsed(session) }
             try db.execute(
                 sql: "UPDATE checkout_session SET attempts = attempts + 1, paying_until = ? WHERE id = ?",
@@ -66,35 +71,32 @@ extension SQLiteVaultStore {
         }
     }
 
-    public func finishCheckoutPayment(
-        id: String,
-        transactionID: String?,
-        at now: Date,
-        events: WebhookEvents?
-    ) async throws
-        -> CheckoutSessionRecord?
-    {
+    /// No charge made on the session's page is still pending: none can complete it any more.
+    static let noChargePending = """
+        NOT EXISTS (SELECT 1 FROM "transaction" t WHERE t.checkout_session_id = checkout_session.id AND t.status = 'pending')
+        """
+
+    /// Completes a session paid with `transaction`, in the write that settles it, with its
+    /// event. The session is completed even if its time or its lease ran out meanwhile: the
+    /// payment began within them (a recovery after a crash settles it later).
+    static func completeCheckoutSession(_ id: String, paidWith transaction: TransactionRecord, events: WebhookEvents?, _ db: Database) throws {
+        let now = events?.now() ?? Date()
+        guard
+            let complete = try CheckoutSessionRecord.fetchOne(
+                db,
+                sql: """
+                    UPDATE checkout_session SET status = 'complete', transaction_id = ?, ended_at = ?, paying_until = NULL
+                    WHERE id = ? AND status = 'open' RETURNING *
+                    """,
+                arguments: [transaction.id, now, id]
+            )
+        else { return }
+        if let events { try record(events.ended(complete, transaction: transaction), merchantID: complete.merchantID, at: now, db) }
+    }
+
+    public func releaseCheckoutPayment(id: String) async throws -> CheckoutSessionRecord? {
         try await database.write { db in
-            if let transactionID {
-                let complete = try CheckoutSessionRecord.fetchOne(
-                    db,
-                    sql: """
-                        UPDATE checkout_session SET status = 'complete', transaction_id = ?, ended_at = ?, paying_until = NULL
-                        WHERE id = ? AND status = 'open' RETURNING *
-                        """,
-                    arguments: [transactionID, now, id]
-                )
-                if let complete, let events {
-                    try Self.record(
-                        events.ended(complete, transaction: try TransactionRecord.fetchOne(db, key: transactionID)),
-                        merchantID: complete.merchantID,
-                        at: now,
-                        db
-                    )
-                }
-                return complete
-            }
-            return try CheckoutSessionRecord.fetchOne(
+            try CheckoutSessionRecord.fetchOne(
                 db,
                 sql: "UPDATE checkout_session SET paying_until = NULL WHERE id = ? RETURNING *",
                 arguments: [id]
@@ -110,7 +112,7 @@ extension SQLiteVaultStore {
                     UPDATE checkout_session SET status = 'expired', ended_at = ?
                     WHERE id IN (
                       SELECT id FROM checkout_session
-                      WHERE status = 'open' AND expires_at <= ? AND (paying_until IS NULL OR paying_until <= ?)
+                      WHERE status = 'open' AND expires_at <= ? AND (paying_until IS NULL OR paying_until <= ?) AND \(Self.noChargePending)
                       ORDER BY expires_at LIMIT ?)
                     RETURNING *
                     """,

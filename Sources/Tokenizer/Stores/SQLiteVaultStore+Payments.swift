@@ -71,13 +71,13 @@ extension SQLiteVaultStore {
     }
 
     /// One prepared INSERT, kept by the connection: a transaction is inserted on every charge.
-    static func insert(_ transaction: TransactionRecord, _ db: Database) throws {
+    static func insert(_ transaction: TransactionRecord, checkoutSessionID: String? = nil, _ db: Database) throws {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO "transaction" (id, merchant_id, status, amount, currency, refunded_amount, description, client_id,
                   payment_method_id, token_id, decline_code, processor_reference, brand, bin, last4, exp_month, exp_year, created_at,
-                  idempotency_key)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  idempotency_key, checkout_session_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
         try statement.execute(arguments: [
@@ -85,7 +85,7 @@ extension SQLiteVaultStore {
             transaction.refundedAmount, transaction.description, transaction.clientID, transaction.paymentMethodID,
             transaction.tokenID, transaction.declineCode, transaction.processorReference, transaction.brand, transaction.bin,
             transaction.last4, transaction.expMonth, transaction.expYear, StoreDate.text(transaction.createdAt),
-            transaction.idempotencyKey,
+            transaction.idempotencyKey, checkoutSessionID,
         ])
     }
 
@@ -101,15 +101,21 @@ extension SQLiteVaultStore {
                     RETURNING *
                     """
             )
-            let settled = try TransactionRecord.fetchOne(
-                statement,
-                arguments: [
-                    settlement.status, settlement.declineCode, settlement.processorReference, settlement.paymentMethodID,
-                    settlement.transactionID,
-                ]
-            )
-            if let settled, let events {
+            guard
+                let row = try Row.fetchOne(
+                    statement,
+                    arguments: [
+                        settlement.status, settlement.declineCode, settlement.processorReference, settlement.paymentMethodID,
+                        settlement.transactionID,
+                    ]
+                )
+            else { return nil }
+            let settled = TransactionRecord(row: row)
+            if let events {
                 try Self.record(events.settled(settled), merchantID: settled.merchantID, at: events.now(), db)
+            }
+            if settled.status == "succeeded", let sessionID: String = row["checkout_session_id"] {
+                try Self.completeCheckoutSession(sessionID, paidWith: settled, events: events, db)
             }
             return settled
         }

@@ -245,6 +245,16 @@ extension SQLiteVaultStore {
                       PRIMARY KEY (delivery_id, number));
                     """
             )
+            // A charge made on a checkout session's page names it, so that the write that
+            // settles the charge as succeeded completes the session too: a crash between the
+            // two can never leave a paid session open, to expire.
+            try db.execute(
+                sql: #"""
+                    ALTER TABLE "transaction" ADD COLUMN checkout_session_id TEXT;
+                    CREATE INDEX transaction_by_checkout_session ON "transaction" (checkout_session_id)
+                      WHERE checkout_session_id IS NOT NULL;
+                    """#
+            )
         }
         return migrator
     }

@@ -185,7 +185,13 @@ public struct SQLiteVaultStore: VaultStore {
             try spend.execute(arguments: [stamp, id, stamp, amount, currency])
             if db.changesCount == 1 {
                 token.usedAt = now
-                if let charge { try Self.insert(TransactionRecord(pending: charge, token: token, amount: amount, currency: currency), db) }
+                if let charge {
+                    try Self.insert(
+                        TransactionRecord(pending: charge, token: token, amount: amount, currency: currency),
+                        checkoutSessionID: charge.checkoutSessionID,
+                        db
+                    )
+                }
                 return .spent(token)
             }
             if token.usedAt != nil { return .alreadyUsed }

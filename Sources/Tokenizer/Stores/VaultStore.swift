@@ -81,7 +81,8 @@ public protocol VaultStore: Sendable {
     /// Records a transaction, with its event when it is settled already (and `events` given).
     func insertTransaction(_ transaction: TransactionRecord, events: WebhookEvents?) async throws
     /// Gives a `pending` transaction its outcome, and writes its event in the same
-    /// transaction; nil (and nothing written) when it is no longer pending or not there.
+    /// transaction; nil (and nothing written) when it is no longer pending or not there. A
+    /// charge that pays a checkout session and succeeded completes the session in that write.
     func settleTransaction(_ settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord?
     /// Transactions still `pending` that were created before `date`, oldest first.
     func pendingTransactions(createdBefore date: Date, limit: Int) async throws -> [TransactionRecord]
@@ -129,13 +130,12 @@ public protocol VaultStore: Sendable {
     /// nothing written) when it is not open or a payment on it is under way.
     func endCheckoutSession(id: String, status: String, at now: Date, events: WebhookEvents?) async throws -> CheckoutSessionRecord?
     /// Starts a payment on the session's page, atomically: counts the attempt and holds the
-    /// session until `leaseUntil` (or until ``finishCheckoutPayment(id:transactionID:at:events:)``),
+    /// session until `leaseUntil` (or until the payment's charge is settled, or
+    /// ``releaseCheckoutPayment(id:)``),
     /// if it is open, within its time at `now`, not held, and has had fewer than `attemptLimit`.
     func claimCheckoutPayment(id: String, attemptLimit: Int, at now: Date, leaseUntil: Date) async throws -> CheckoutClaim
-    /// Ends a claimed payment: with a transaction the session is complete (even past its
-    /// time: the payment began within it), with its event; without one it is released for
-    /// another try.
-    func finishCheckoutPayment(id: String, transactionID: String?, at now: Date, events: WebhookEvents?) async throws -> CheckoutSessionRecord?
+    /// Ends the hold of a payment that did not pay: the session is open for another try.
+    func releaseCheckoutPayment(id: String) async throws -> CheckoutSessionRecord?
     /// Ends as `expired` the open sessions whose time ran out before `now` and that no payment
     /// holds, at most `limit`, with their events, and returns them.
     func expireCheckoutSessions(before now: Date, limit: Int, events: WebhookEvents?) async throws -> [CheckoutSessionRecord]
