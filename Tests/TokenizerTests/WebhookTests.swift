@@ -281,6 +281,34 @@ struct WebhookTests {
         #expect(full?.message.contains("at most 16") == true)
     }
 
+    @Test("finished deliveries and their events go after the retention period; pending ones stay")
+    func retention() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Self.payments(fixture)
+        let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
+        _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
+        _ = try await Self.charge(payments, "4000000000000002", merchantID: fixture.merchantID)
+        let due = try await Self.due(payments)
+        #expect(due.count == 2)
+        // One delivered; the other failed once and is still being tried.
+        for (index, (delivery, _)) in due.enumerated() {
+            try await payments.recordWebhookAttempt(
+                delivery,
+                statusCode: index == 0 ? 200 : 503,
+                error: nil,
+                startedAt: fixture.clock.now,
+                duration: .milliseconds(5),
+                schedule: Payments.WebhookSchedule(window: .seconds(86_400 * 60))
+            )
+        }
+        fixture.clock.advance(seconds: 29 * 86_400)
+        #expect(try await payments.deleteWebhookRecords(olderThanDays: 30) == 0)
+        fixture.clock.advance(seconds: 2 * 86_400)
+        #expect(try await payments.deleteWebhookRecords(olderThanDays: 30) == 1)
+        let left = try await payments.webhookDeliveries(endpoint: endpoint.endpoint.id, merchantID: fixture.merchantID).items
+        #expect(left.map(\.delivery.id) == [due[1].0.delivery.id] && left.first?.delivery.status == "pending")
+    }
+
     @Test("the signing secret is in the vault's files only sealed")
     func secretSealed() async throws {
         try await withFileStore { store, path in
