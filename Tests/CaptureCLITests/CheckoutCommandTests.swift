@@ -102,6 +102,30 @@ struct CheckoutCommandTests {
         }
     }
 
+    @Test("charge-url on a terminal: the card typed at the prompt (grouped, masked once taken, the CVC never shown), then the return URL")
+    func chargeURLOnTerminal() throws {
+        try Self.withServer { server, publishable, secret in
+            let request = "com-innerfence-ccterminal://charge/1.0.0/?amount=10.99&currency=USD&returnURL=https%3A%2F%2Fpos.example%2Fback%3Fsale%3D9"
+            let terminal = try PseudoTerminal(["charge-url", request, "--server", server.url, "--key", secret, "--publishable-key", publishable])
+            #expect(terminal.waitFor("Card number: "))
+            terminal.type("4242424242424242")
+            #expect(terminal.waitFor("Card number: 4242 4242 4242 4242  (Visa)"))
+            terminal.type("\r1230\r")
+            #expect(terminal.waitFor("Security code (3 digits): "))
+            terminal.type("321\r\r")
+            #expect(terminal.waitFor("Use this card? [Y/n]: "))
+            terminal.type("y\r")
+            #expect(terminal.waitForExit() == 0)
+            let screen = terminal.screen
+            let last = try #require(screen.last { !$0.isEmpty })
+            #expect(last.hasPrefix("https://pos.example/back?sale=9&ifcc_responseType=approved"), "\(screen)")
+            #expect(last.contains("ifcc_redactedCardNumber=XXXXXXXXXXXX4242"))
+            #expect(screen.contains { $0.contains("4242 42** **** 4242") })
+            #expect(!screen.joined().contains("4242 4242 4242 4242"))
+            #expect(screen.contains("Security code (3 digits): (not shown)") && !screen.contains { $0.contains("(3 digits): 321") })
+        }
+    }
+
     /// Pays a session's page as a browser would: the cookie and token from the page, then the form.
     static func payOnPage(_ url: String) throws {
         var request = URLRequest(url: try #require(URL(string: url)))
