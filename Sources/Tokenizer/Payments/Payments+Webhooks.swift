@@ -67,9 +67,13 @@ extension Payments {
     public func webhookEndpoint(_ id: String, merchantID: String) async throws(VaultError) -> WebhookEndpointRecord {
         guard let endpoint = try await storing("read the webhook endpoint", { try await store.webhookEndpoint(id: id, merchantID: merchantID) })
         else {
-            throw VaultError(.webhookEndpointNotFound, "no webhook endpoint \(id.prefix(40)) for this merchant", param: "id")
+            throw Self.noWebhookEndpoint(id)
         }
         return endpoint
+    }
+
+    private static func noWebhookEndpoint(_ id: String) -> VaultError {
+        VaultError(.webhookEndpointNotFound, "no webhook endpoint \(id.prefix(40)) for this merchant", param: "id")
     }
 
     /// The merchant's endpoints, oldest first (16 at most, so one page).
@@ -82,7 +86,7 @@ extension Payments {
         let now = vault.configuration.now()
         guard try await storing("delete the webhook endpoint", { try await store.deleteWebhookEndpoint(id: id, merchantID: merchantID, at: now) })
         else {
-            throw VaultError(.webhookEndpointNotFound, "no webhook endpoint \(id.prefix(40)) for this merchant", param: "id")
+            throw Self.noWebhookEndpoint(id)
         }
     }
 
@@ -163,15 +167,17 @@ public enum WebhookSignature {
         }
         guard let timestamp, abs(now.timeIntervalSince1970 - TimeInterval(timestamp)) <= tolerance else { return false }
         let key = SymmetricKey(data: Array(secret.utf8))
-        let signed = Array("\(timestamp).".utf8) + Array(body)
+        let signed = signedBytes(body: body, timestamp: timestamp)
         return signatures.contains { HMAC<SHA256>.isValidAuthenticationCode($0, authenticating: signed, using: key) }
     }
 
     static func code(body: some Collection<UInt8>, secret: String, timestamp: Int) -> HMAC<SHA256>.MAC {
-        var mac = HMAC<SHA256>(key: SymmetricKey(data: Array(secret.utf8)))
-        mac.update(data: Array("\(timestamp).".utf8))
-        mac.update(data: Array(body))
-        return mac.finalize()
+        HMAC<SHA256>.authenticationCode(for: signedBytes(body: body, timestamp: timestamp), using: SymmetricKey(data: Array(secret.utf8)))
+    }
+
+    /// What is signed: the timestamp, a dot, and the body as sent.
+    private static func signedBytes(body: some Collection<UInt8>, timestamp: Int) -> [UInt8] {
+        Array("\(timestamp).".utf8) + Array(body)
     }
 }
 

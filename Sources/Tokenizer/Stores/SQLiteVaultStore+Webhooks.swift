@@ -73,7 +73,7 @@ extension SQLiteVaultStore {
         let takers = endpoints.compactMap { row -> String? in
             let events: String? = row["events"]
             guard let events else { return row["id"] }
-            return events.split(separator: ",").contains(Substring(draft.type)) ? row["id"] : nil
+            return WebhookEndpointRecord.eventTypes(stored: events).contains(draft.type) ? row["id"] : nil
         }
         guard !takers.isEmpty else { return nil }
         let id = ObjectID.random(.event).rawValue
@@ -226,12 +226,19 @@ extension WebhookEndpointRecord: FetchableRecord {
             id: row["id"],
             merchantID: row["merchant_id"],
             url: row["url"],
-            events: events.map { $0.split(separator: ",").map(String.init) },
+            events: events.map(Self.eventTypes(stored:)),
             keyID: row["key_id"],
             sealedSecret: Array(secret),
             createdAt: row["created_at"],
             deletedAt: row["deleted_at"]
         )
+    }
+}
+
+extension WebhookEndpointRecord {
+    /// The event types of the `events` column: comma-separated, as written.
+    static func eventTypes(stored: String) -> [String] {
+        stored.split(separator: ",").map(String.init)
     }
 }
 
