@@ -114,7 +114,8 @@ extension SQLiteVaultStore {
             if let events {
                 try Self.record(events.settled(settled), merchantID: settled.merchantID, at: events.now(), db)
             }
-            if settled.status == "succeeded", let sessionID: String = row["checkout_session_id"] {
+            // checkout_session_id is the column after the record's own.
+            if settled.status == "succeeded", let sessionID: String = row[TransactionRecord.columns.count] {
                 try Self.completeCheckoutSession(sessionID, paidWith: settled, events: events, db)
             }
             return settled
@@ -291,27 +292,37 @@ extension PaymentMethodRecord: FetchableRecord, PersistableRecord {
 extension TransactionRecord: FetchableRecord, TableRecord {
     public static let databaseTableName = "transaction"
 
+    /// The table's columns in the order ``init(row:)`` reads them by position (`SELECT *`
+    /// and `RETURNING *` give them so): by name, GRDB compares every column's name for every
+    /// field, which took more of a charge's settle than the UPDATE itself. The table has one
+    /// more column after these, `checkout_session_id`, not part of the record.
+    static let columns = [
+        "id", "merchant_id", "status", "amount", "currency", "refunded_amount", "description", "client_id",
+        "payment_method_id", "token_id", "decline_code", "processor_reference", "brand", "bin", "last4", "exp_month",
+        "exp_year", "created_at", "idempotency_key",
+    ]
+
     public init(row: Row) {
         self.init(
-            id: row["id"],
-            merchantID: row["merchant_id"],
-            status: row["status"],
-            amount: row["amount"],
-            currency: row["currency"],
-            refundedAmount: row["refunded_amount"],
-            description: row["description"],
-            clientID: row["client_id"],
-            paymentMethodID: row["payment_method_id"],
-            tokenID: row["token_id"],
-            declineCode: row["decline_code"],
-            processorReference: row["processor_reference"],
-            brand: row["brand"],
-            bin: row["bin"],
-            last4: row["last4"],
-            expMonth: row["exp_month"],
-            expYear: row["exp_year"],
-            createdAt: row["created_at"],
-            idempotencyKey: row["idempotency_key"]
+            id: row[0],
+            merchantID: row[1],
+            status: row[2],
+            amount: row[3],
+            currency: row[4],
+            refundedAmount: row[5],
+            description: row[6],
+            clientID: row[7],
+            paymentMethodID: row[8],
+            tokenID: row[9],
+            declineCode: row[10],
+            processorReference: row[11],
+            brand: row[12],
+            bin: row[13],
+            last4: row[14],
+            expMonth: row[15],
+            expYear: row[16],
+            createdAt: row[17],
+            idempotencyKey: row[18]
         )
     }
 }
