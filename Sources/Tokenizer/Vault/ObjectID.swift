@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// An identifier for an object the vault hands out: a prefix (`tok_`, `tran_`, …) and 128
 /// random bits from the system's cryptographic generator, in base 62. Ids of stored records
 /// start with the time they were made, so that they sort by age (see ``Kind/timeOrdered``).
@@ -50,30 +54,33 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
     /// A new id with 128 random bits.
     public static func random(_ kind: Kind) -> ObjectID {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SystemRandomPair()
         return random(kind, at: Date(), using: &generator)
     }
 
     static func random(_ kind: Kind, at date: Date, using generator: inout some RandomNumberGenerator) -> ObjectID {
-        var text = kind.prefix
+        var text = Array(kind.prefix.utf8)
+        text.reserveCapacity(text.count + timeLength + randomLength)
         if kind.timeOrdered {
             var milliseconds = UInt64(max(0, (date.timeIntervalSince1970 * 1000).rounded()))
-            var digits = [UInt8](repeating: alphabet[0], count: timeLength)
-            for index in digits.indices.reversed() {
-                digits[index] = alphabet[Int(milliseconds % 62)]
+            let start = text.count
+            text.append(contentsOf: repeatElement(alphabet[0], count: timeLength))
+            for index in (start..<text.count).reversed() {
+                text[index] = alphabet[Int(milliseconds % 62)]
                 milliseconds /= 62
             }
-            text += String(decoding: digits, as: UTF8.self)
         }
-        return ObjectID(rawValue: text + randomBody(using: &generator))
+        appendRandomBody(to: &text, using: &generator)
+        return ObjectID(rawValue: String(decoding: text, as: UTF8.self))
     }
 
-    /// 128 random bits in base 62, with at least one letter.
-    private static func randomBody(using generator: inout some RandomNumberGenerator) -> String {
-        // Two 64-bit words, written out in base 62, most significant first.
+    /// Appends 128 random bits in base 62, with at least one letter.
+    private static func appendRandomBody(to text: inout [UInt8], using generator: inout some RandomNumberGenerator) {
+        // Two 64-bit words, written out in base 62, least significant digit first, then
+        // turned round.
         var high = generator.next() as UInt64
         var low = generator.next() as UInt64
-        var digits: [UInt8] = []
+        let start = text.count
         for _ in 0..<randomLength {
             // Divide the 128-bit number (high, low) by 62, keeping the remainder.
             let highQuotient = high / 62
@@ -81,12 +88,33 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
             let (lowQuotient, remainder) = (62 as UInt64).dividingFullWidth((highRemainder, low))
             high = highQuotient
             low = lowQuotient
-            digits.append(alphabet[Int(remainder)])
+            text.append(alphabet[Int(remainder)])
         }
-        var body = digits.reversed().map { $0 }
+        text[start...].reverse()
         // Guarantee at least one letter so the body is never all digits.
-        if body.allSatisfy({ $0 < 65 }) { body[0] = alphabet[10 + Int(body[0] - 48)] }
-        return String(decoding: body, as: UTF8.self)
+        if text[start...].allSatisfy({ $0 < 65 }) { text[start] = alphabet[10 + Int(text[start] - 48)] }
+    }
+
+    /// The system's cryptographic generator (the C library's `arc4random_buf`, which asks the
+    /// kernel), drawn from once for both words of an id: the standard library's generator asks
+    /// for every 64-bit word, and ids were six system calls of every charge.
+    struct SystemRandomPair: RandomNumberGenerator {
+        private var pair: (UInt64, UInt64) = (0, 0)
+        private var taken = 0
+        private var more = SystemRandomNumberGenerator()
+
+        init() {
+            withUnsafeMutableBytes(of: &pair) { arc4random_buf($0.baseAddress!, $0.count) }
+        }
+
+        mutating func next() -> UInt64 {
+            taken += 1
+            switch taken {
+            case 1: return pair.0
+            case 2: return pair.1
+            default: return more.next()
+            }
+        }
     }
 
     /// Reads an id of a kind back from text; nil when the prefix or the body is wrong.
