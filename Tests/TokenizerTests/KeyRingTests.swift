@@ -67,6 +67,19 @@ struct KeyRingTests {
         let other = KeyRing(masterKey: SymmetricKey(size: .bits256))
         #expect(throws: VaultError.self) { try other.open(sealed, for: .card, context: "tok_a") }
     }
+
+    @Test("every seal has a nonce of its own: 10,000 seals of one value under one key, no nonce twice")
+    func freshNonces() throws {
+        let ring = KeyRing(masterKey: SymmetricKey(size: .bits256))
+        var nonces = Set<[UInt8]>()
+        for _ in 0..<10_000 {
+            let sealed = try ring.seal(Array("123".utf8), for: .cvc, context: "tok_a")
+            // AES-GCM's combined form starts with its 12-byte nonce.
+            nonces.insert(Array(sealed.prefix(12)))
+        }
+        #expect(nonces.count == 10_000)
+        #expect(!nonces.contains([UInt8](repeating: 0, count: 12)))
+    }
 }
 
 @Suite("API keys")

@@ -65,7 +65,9 @@ public struct KeyRing: Sendable {
     /// authenticated with it, so a sealed value moved to another record does not open.
     func seal(_ plaintext: [UInt8], for purpose: Purpose, context: String) throws(VaultError) -> [UInt8] {
         do {
-            let box = try AES.GCM.seal(plaintext, using: key(for: purpose), authenticating: Array(context.utf8))
+            // A fresh random nonce of AES-GCM's 12 bytes, drawn in one system call.
+            let nonce = try AES.GCM.Nonce(data: SystemRandom.bytes(12))
+            let box = try AES.GCM.seal(plaintext, using: key(for: purpose), nonce: nonce, authenticating: Array(context.utf8))
             guard let combined = box.combined else { throw VaultError(.storage, "AES-GCM gave no combined box") }
             return Array(combined)
         } catch let error as VaultError {

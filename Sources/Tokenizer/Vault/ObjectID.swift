@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// An identifier for an object the vault hands out: a prefix (`tok_`, `tran_`, …) and 128
 /// random bits from the system's cryptographic generator, in base 62. Ids of stored records
 /// start with the time they were made, so that they sort by age (see ``Kind/timeOrdered``).
@@ -95,16 +91,14 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         if text[start...].allSatisfy({ $0 < 65 }) { text[start] = alphabet[10 + Int(text[start] - 48)] }
     }
 
-    /// The system's cryptographic generator (the C library's `arc4random_buf`, which asks the
-    /// kernel), drawn from once for both words of an id: the standard library's generator asks
-    /// for every 64-bit word, and ids were six system calls of every charge.
+    /// The system's cryptographic generator, drawn from once for both words of an id.
     struct SystemRandomPair: RandomNumberGenerator {
         private var pair: (UInt64, UInt64) = (0, 0)
         private var taken = 0
         private var more = SystemRandomNumberGenerator()
 
         init() {
-            withUnsafeMutableBytes(of: &pair) { arc4random_buf($0.baseAddress!, $0.count) }
+            withUnsafeMutableBytes(of: &pair) { SystemRandom.fill($0) }
         }
 
         mutating func next() -> UInt64 {
