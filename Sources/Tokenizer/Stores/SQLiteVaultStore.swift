@@ -159,7 +159,7 @@ public struct SQLiteVaultStore: VaultStore {
     /// A merchant's token through a statement the connection keeps (the query interface
     /// would build and authorize its SQL again on every call).
     static func token(id: String, merchantID: String, _ db: Database) throws -> TokenRecord? {
-        let statement = try db.cachedStatement(sql: "SELECT \(TokenRecord.selection) FROM token WHERE id = ? AND merchant_id = ?")
+        let statement = try db.cachedStatement(sql: TokenRecord.selectByID)
         return try TokenRecord.fetchOne(statement, arguments: [id, merchantID])
     }
 
@@ -330,12 +330,16 @@ extension ScanRecord: FetchableRecord, PersistableRecord {
 extension TokenRecord: FetchableRecord, TableRecord {
     public static let databaseTableName = "token"
 
-    /// The columns every token query selects, in the order ``init(row:)`` reads them (the
-    /// table's own order, so `SELECT *` reads alike).
-    static let selection = """
-        id, merchant_id, brand, bin, last4, exp_month, exp_year, fingerprint, key_id, sealed_card, sealed_cvc, amount, currency,
-        created_at, expires_at, used_at
-        """
+    /// The table's columns in the order ``init(row:)`` reads them by position (the table's
+    /// own order, so `SELECT *` reads alike).
+    static let columns = [
+        "id", "merchant_id", "brand", "bin", "last4", "exp_month", "exp_year", "fingerprint", "key_id", "sealed_card",
+        "sealed_cvc", "amount", "currency", "created_at", "expires_at", "used_at",
+    ]
+
+    /// One merchant's token by id, the columns in ``columns``' order: made once, not on every
+    /// spend.
+    static let selectByID = "SELECT \(columns.joined(separator: ", ")) FROM token WHERE id = ? AND merchant_id = ?"
 
     public init(row: Row) {
         self.init(
