@@ -39,6 +39,24 @@ struct ObjectIDTests {
         #expect(ObjectID.random(.token, at: Date(timeIntervalSince1970: 0), using: &low).rawValue.hasPrefix("tok_00000000"))
     }
 
+    @Test("the bound after a moment is above every id made by then and below every id made later")
+    func timeBound() {
+        struct Fixed: RandomNumberGenerator {
+            var value: UInt64
+            mutating func next() -> UInt64 { value }
+        }
+        var high = Fixed(value: .max)
+        var low = Fixed(value: 0)
+        let moment = Date(timeIntervalSince1970: 1_795_000_000.1234)
+        let bound = ObjectID.bound(.token, after: moment)
+        for earlier in [moment, moment.addingTimeInterval(-0.0003), moment.addingTimeInterval(-86_400)] {
+            #expect(ObjectID.random(.token, at: earlier, using: &high).rawValue < bound)
+        }
+        for later in [moment.addingTimeInterval(0.001), moment.addingTimeInterval(86_400)] {
+            #expect(ObjectID.random(.token, at: later, using: &low).rawValue > bound)
+        }
+    }
+
     @Test("ids do not repeat")
     func unique() {
         let ids = Set((0..<10_000).map { _ in ObjectID.random(.token).rawValue })

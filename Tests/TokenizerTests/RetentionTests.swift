@@ -1,7 +1,9 @@
 import CardCapture
 import Foundation
+import GRDB
 import Testing
-import Tokenizer
+
+@testable import Tokenizer
 
 @Suite("Retention: tokens and scans are deleted some days after they expire")
 struct RetentionTests {
@@ -28,6 +30,37 @@ struct RetentionTests {
         #expect(keptScan?.code == .scanExpired)
         // Nothing more is old enough.
         #expect(try await vault.deleteExpiredRecords(olderThanDays: 30) == 0)
+    }
+
+    @Test("the deletes past retention find their rows through indexes, never by reading a whole table")
+    func indexedDeletes() async throws {
+        let store = try SQLiteVaultStore.inMemory()
+        let statements = [
+            SQLiteVaultStore.deleteExpiredTokens, SQLiteVaultStore.deleteExpiredScans, SQLiteVaultStore.deleteOldDeliveries,
+            SQLiteVaultStore.deleteOrphanEvent,
+        ]
+        for sql in statements {
+            let plan = try await store.database.read { db in
+                let blanks = StatementArguments([DatabaseValue?](repeating: nil, count: sql.filter { $0 == "?" }.count))
+                return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN \(sql)", arguments: blanks).map { $0["detail"] as String }
+            }
+            // SQLite's plan says SEARCH for an index lookup or range, SCAN for a walk of all rows.
+            #expect(!plan.isEmpty && !plan.contains { $0.hasPrefix("SCAN") }, "\(plan) for \(sql)")
+        }
+    }
+
+    @Test("of two tokens made before the cutoff, the one that expired before it is deleted, the one that expired after it kept")
+    func cutoffEdges() async throws {
+        let fixture = try await VaultFixture(lifetime: .seconds(1))
+        let gone = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
+        fixture.clock.advance(seconds: 0.5)
+        let kept = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
+        // The cutoff falls between the two expiries: 1.25 s after the first was made.
+        fixture.clock.advance(seconds: 86_400 + 0.75)
+        #expect(try await fixture.vault.deleteExpiredRecords(olderThanDays: 1) == 1)
+        let read = await #expect(throws: VaultError.self) { try await fixture.vault.token(gone.id, merchantID: fixture.merchantID) }
+        #expect(read?.code == .tokenNotFound)
+        #expect(try await fixture.vault.token(kept.id, merchantID: fixture.merchantID).id == kept.id)
     }
 
     @Test("more records than one batch are all deleted, a batch at a time")

@@ -1,7 +1,9 @@
 import CardCapture
 import Foundation
+import GRDB
 import Testing
-import Tokenizer
+
+@testable import Tokenizer
 
 /// Writes small stand-ins for the API's objects: enough to tell which object an event carries.
 struct TestObjects: WebhookObjectWriter {
@@ -285,7 +287,8 @@ struct WebhookTests {
 
     @Test("finished deliveries and their events go after the retention period; pending ones stay")
     func retention() async throws {
-        let fixture = try await VaultFixture()
+        let store = try SQLiteVaultStore.inMemory()
+        let fixture = try await VaultFixture(store: store)
         let payments = Self.payments(fixture)
         let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
         _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
@@ -309,6 +312,9 @@ struct WebhookTests {
         #expect(try await payments.deleteWebhookRecords(olderThanDays: 30) == 1)
         let left = try await payments.webhookDeliveries(endpoint: endpoint.endpoint.id, merchantID: fixture.merchantID).items
         #expect(left.map(\.delivery.id) == [due[1].0.delivery.id] && left.first?.delivery.status == "pending")
+        // The delivered one's event went with it; the pending one's stays.
+        let events = try await store.database.read { db in try String.fetchAll(db, sql: "SELECT id FROM webhook_event") }
+        #expect(events == [due[1].0.delivery.eventID])
     }
 
     @Test("the signing secret is in the vault's files only sealed")

@@ -197,25 +197,29 @@ extension SQLiteVaultStore {
 
     public func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> Int {
         try await database.write { db in
-            // Over deliveries only: a pending one is a day old at most.
-            try db.execute(
-                sql: """
-                    DELETE FROM webhook_delivery WHERE id IN (
-                      SELECT id FROM webhook_delivery WHERE created_at < ? AND status != 'pending' ORDER BY created_at LIMIT ?)
-                    """,
-                arguments: [cutoff, limit]
-            )
+            // Over deliveries only: a pending one is a day old at most. Every event has a
+            // delivery, so an event goes with the last of its deliveries: only the events of
+            // this batch are looked at, never the whole table.
+            let events = try String.fetchSet(db, sql: Self.deleteOldDeliveries, arguments: [cutoff, limit])
             let deliveries = db.changesCount
-            try db.execute(
-                sql: """
-                    DELETE FROM webhook_event WHERE created_at < ?
-                      AND NOT EXISTS (SELECT 1 FROM webhook_delivery d WHERE d.event_id = webhook_event.id)
-                    """,
-                arguments: [cutoff]
-            )
+            let orphan = try db.cachedStatement(sql: Self.deleteOrphanEvent)
+            for event in events { try orphan.execute(arguments: [event]) }
             return deliveries
         }
     }
+}
+
+extension SQLiteVaultStore {
+    /// Deletes a batch of finished deliveries, oldest first, and gives their events' ids.
+    static let deleteOldDeliveries = """
+        DELETE FROM webhook_delivery WHERE id IN (
+          SELECT id FROM webhook_delivery WHERE created_at < ? AND status != 'pending' ORDER BY created_at LIMIT ?)
+        RETURNING event_id
+        """
+    /// Deletes an event none of whose deliveries is left.
+    static let deleteOrphanEvent = """
+        DELETE FROM webhook_event WHERE id = ? AND NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_id = webhook_event.id)
+        """
 }
 
 extension WebhookEndpointRecord: FetchableRecord {

@@ -50,24 +50,47 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
     /// A new id with 128 random bits.
     public static func random(_ kind: Kind) -> ObjectID {
+        random(kind, at: Date())
+    }
+
+    /// A new id made at `date`: the vault's records take their own clock's time, so that an
+    /// id never starts later than the record's `created_at` (within the millisecond).
+    static func random(_ kind: Kind, at date: Date) -> ObjectID {
         var generator = SystemRandomPair()
-        return random(kind, at: Date(), using: &generator)
+        return random(kind, at: date, using: &generator)
+    }
+
+    /// The text every time-ordered id of `kind` made at or before `date`'s millisecond sorts
+    /// below, and every one made later does not: an index on the ids finds "made by then"
+    /// without a column of times.
+    static func bound(_ kind: Kind, after date: Date) -> String {
+        precondition(kind.timeOrdered, "only time-ordered ids sort by time")
+        var text = Array(kind.prefix.utf8)
+        appendTime(milliseconds(date, rounding: .down) + 1, to: &text)
+        return String(decoding: text, as: UTF8.self)
     }
 
     static func random(_ kind: Kind, at date: Date, using generator: inout some RandomNumberGenerator) -> ObjectID {
         var text = Array(kind.prefix.utf8)
         text.reserveCapacity(text.count + timeLength + randomLength)
-        if kind.timeOrdered {
-            var milliseconds = UInt64(max(0, (date.timeIntervalSince1970 * 1000).rounded()))
-            let start = text.count
-            text.append(contentsOf: repeatElement(alphabet[0], count: timeLength))
-            for index in (start..<text.count).reversed() {
-                text[index] = alphabet[Int(milliseconds % 62)]
-                milliseconds /= 62
-            }
-        }
+        if kind.timeOrdered { appendTime(milliseconds(date, rounding: .toNearestOrAwayFromZero), to: &text) }
         appendRandomBody(to: &text, using: &generator)
         return ObjectID(rawValue: String(decoding: text, as: UTF8.self))
+    }
+
+    private static func milliseconds(_ date: Date, rounding: FloatingPointRoundingRule) -> UInt64 {
+        UInt64(max(0, (date.timeIntervalSince1970 * 1000).rounded(rounding)))
+    }
+
+    /// Appends the time part: the milliseconds in ``timeLength`` base-62 digits.
+    private static func appendTime(_ milliseconds: UInt64, to text: inout [UInt8]) {
+        var rest = milliseconds
+        let start = text.count
+        text.append(contentsOf: repeatElement(alphabet[0], count: timeLength))
+        for index in (start..<text.count).reversed() {
+            text[index] = alphabet[Int(rest % 62)]
+            rest /= 62
+        }
     }
 
     /// Appends 128 random bits in base 62, with at least one letter.

@@ -7,7 +7,7 @@ extension Vault {
     /// token's life. A scan that read no number is kept too, so its id answers clearly.
     public func recordScan(for merchantID: String, result: ScanResult) async throws(VaultError) -> Scan {
         let now = configuration.now()
-        let id = ObjectID.random(.scan).rawValue
+        let id = ObjectID.random(.scan, at: now).rawValue
         let pan = result.status == .found ? result.pan : nil
         let unverified = result.status == .unverified ? result.unverified : nil
         let sealed = try pan.map { pan throws(VaultError) in

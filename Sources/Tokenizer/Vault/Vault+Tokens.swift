@@ -61,7 +61,7 @@ extension Vault {
             try Self.check(amount: amount, in: boundCurrency)
         }
         let now = configuration.now()
-        let id = ObjectID.random(.token).rawValue
+        let id = ObjectID.random(.token, at: now).rawValue
         let holder = card.holder?.trimmingCharacters(in: .whitespaces).prefix(100)
         let sealedCard = try keys.seal(
             Self.encode(SealedCard(number: pan.revealed, holder: holder.map(String.init))),
