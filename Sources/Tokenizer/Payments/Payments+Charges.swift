@@ -41,6 +41,7 @@ extension Payments {
         // scope with `card` at the end of this function.
         let pending = pendingCharge(request)
         let card = try await vault.spend(token, merchantID: merchantID, amount: request.amount, currency: currency, charge: pending)
+        guard let recorded = card.pendingCharge else { preconditionFailure("a spend for a charge records it pending") }
         let outcome = await authorize(
             reference: pending.transactionID,
             card.pan,
@@ -60,7 +61,7 @@ extension Payments {
                 saveError = error
             }
         }
-        let transaction = try await settle(pending.transactionID, outcome, paymentMethodID: paymentMethodID, merchantID: merchantID)
+        let transaction = try await settle(recorded, outcome, paymentMethodID: paymentMethodID)
         if let saveError { throw saveError }
         return transaction
     }
@@ -128,7 +129,7 @@ extension Payments {
             amount: request.amount,
             currency: currency
         )
-        return try await settle(pending.transactionID, outcome, paymentMethodID: nil, merchantID: merchantID)
+        return try await settle(transaction, outcome, paymentMethodID: nil)
     }
 
     /// The record of a charge before the processor is asked.
@@ -138,7 +139,9 @@ extension Payments {
             description: request.description,
             clientID: request.client,
             idempotencyKey: request.idempotencyKey,
-            createdAt: vault.configuration.now(),
+            // To the millisecond, as stored: the charge is answered from this record, and a
+            // read of it later must show the same.
+            createdAt: StoreDate.stored(vault.configuration.now()),
             checkoutSessionID: request.checkoutSessionID
         )
     }
@@ -172,19 +175,19 @@ extension Payments {
         }
     }
 
-    /// Gives a pending transaction its outcome. When another process settled it first (a
-    /// recovery that found it lapsed), that settlement stands and is returned.
+    /// Gives a pending transaction, as it was recorded, its outcome. When another process
+    /// settled it first (a recovery that found it lapsed), that settlement stands and is
+    /// returned.
     private func settle(
-        _ transactionID: String,
+        _ pending: TransactionRecord,
         _ outcome: AuthorizationOutcome,
-        paymentMethodID: String?,
-        merchantID: String
+        paymentMethodID: String?
     ) async throws(VaultError) -> TransactionRecord {
-        let settlement = Self.settlement(transactionID, outcome, paymentMethodID: paymentMethodID)
-        if let settled = try await storing("record the transaction", { try await store.settleTransaction(settlement, events: events) }) {
+        let settlement = Self.settlement(pending.id, outcome, paymentMethodID: paymentMethodID)
+        if let settled = try await storing("record the transaction", { try await store.settleTransaction(pending, as: settlement, events: events) }) {
             return settled
         }
-        return try await transaction(transactionID, merchantID: merchantID)
+        return try await transaction(pending.id, merchantID: pending.merchantID)
     }
 
     static func settlement(_ transactionID: String, _ outcome: AuthorizationOutcome, paymentMethodID: String?) -> Settlement {
@@ -233,6 +236,6 @@ extension Payments {
                 "the processor could not say what became of transaction \(transaction.id); it stays pending and is asked again"
             )
         }
-        return try await settle(transaction.id, outcome, paymentMethodID: nil, merchantID: transaction.merchantID)
+        return try await settle(transaction, outcome, paymentMethodID: nil)
     }
 }

@@ -7,10 +7,18 @@ public enum StoreDate {
     /// "yyyy-MM-dd HH:mm:ss.SSS": the text GRDB writes for a `Date`, so that the two compare
     /// and sort alike in SQL.
     static func text(_ date: Date) -> String {
-        // Whole milliseconds since 1970, rounded to the nearest, halves up (towards the
-        // future, before 1970 too), as the formatter does.
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000 + 0.5).rounded(.down))
-        return format(milliseconds: milliseconds, separator: " ", fraction: true)
+        format(milliseconds: milliseconds(date), separator: " ", fraction: true)
+    }
+
+    /// Whole milliseconds since 1970, rounded to the nearest, halves up (towards the future,
+    /// before 1970 too), as the formatter does.
+    private static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000 + 0.5).rounded(.down))
+    }
+
+    /// The date as a store keeps it (``text(_:)``): to the millisecond, rounded the same way.
+    static func stored(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds(date)) / 1000)
     }
 
     /// "yyyy-MM-ddTHH:mm:ssZ": ISO 8601 to the second, as `JSONEncoder`'s `.iso8601` writes it.

@@ -80,10 +80,11 @@ public protocol VaultStore: Sendable {
 
     /// Records a transaction, with its event when it is settled already (and `events` given).
     func insertTransaction(_ transaction: TransactionRecord, events: WebhookEvents?) async throws
-    /// Gives a `pending` transaction its outcome, and writes its event in the same
-    /// transaction; nil (and nothing written) when it is no longer pending or not there. A
-    /// charge that pays a checkout session and succeeded completes the session in that write.
-    func settleTransaction(_ settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord?
+    /// Gives `pending`, a transaction as it was recorded pending, its outcome, and writes its
+    /// event in the same transaction; returns it settled, or nil (and nothing written) when it
+    /// is no longer pending or not there. A charge that pays a checkout session and succeeded
+    /// completes the session in that write.
+    func settleTransaction(_ pending: TransactionRecord, as settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord?
     /// Transactions still `pending` that were created before `date`, oldest first.
     func pendingTransactions(createdBefore date: Date, limit: Int) async throws -> [TransactionRecord]
     func transaction(id: String, merchantID: String) async throws -> TransactionRecord?

@@ -29,6 +29,9 @@ public struct SpentCard: Sendable {
     public let cvc: CVC?
     /// The card's fingerprint for this merchant.
     public let fingerprint: String
+    /// The charge recorded `pending` in the spend's write, when the spend was for one: as the
+    /// store holds it, to be settled.
+    let pendingCharge: TransactionRecord?
 }
 
 extension Vault {
@@ -122,7 +125,9 @@ extension Vault {
         }
         switch outcome {
         case .spent(let record):
-            return try open(record)
+            // The same record the store wrote with the spend.
+            let pending = charge.map { TransactionRecord(pending: $0, token: record, amount: amount, currency: currency.code) }
+            return try open(record, pendingCharge: pending)
         case .notFound:
             throw Self.notFound(id)
         case .expired:
@@ -173,7 +178,7 @@ extension Vault {
 
     // MARK: - Helpers
 
-    private func open(_ record: TokenRecord) throws(VaultError) -> SpentCard {
+    private func open(_ record: TokenRecord, pendingCharge: TransactionRecord?) throws(VaultError) -> SpentCard {
         guard record.keyID == keys.keyID else {
             throw VaultError(.cardDataUnavailable, "token \(record.id) is sealed under \(record.keyID), a key this server does not hold")
         }
@@ -189,7 +194,15 @@ extension Vault {
             let digits = try keys.open(Array(sealedCVC), for: .cvc, context: record.id)
             cvc = try? CVC(String(decoding: digits, as: UTF8.self), brand: pan.brand)
         }
-        return SpentCard(token: Token(record), pan: pan, expiry: expiry, holder: card.holder, cvc: cvc, fingerprint: record.fingerprint)
+        return SpentCard(
+            token: Token(record),
+            pan: pan,
+            expiry: expiry,
+            holder: card.holder,
+            cvc: cvc,
+            fingerprint: record.fingerprint,
+            pendingCharge: pendingCharge
+        )
     }
 
     static func check(amount: Int, in currency: Currency) throws(VaultError) {
