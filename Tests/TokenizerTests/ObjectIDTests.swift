@@ -5,6 +5,12 @@ import Testing
 
 @Suite("Object ids")
 struct ObjectIDTests {
+    /// A generator that gives one number again and again: the random part at its extremes.
+    struct Fixed: RandomNumberGenerator {
+        var value: UInt64
+        mutating func next() -> UInt64 { value }
+    }
+
     @Test("tok_ plus 8 base-62 digits of time and 22 of chance, never digits only; keys are chance only")
     func shape() {
         for _ in 0..<1000 {
@@ -22,10 +28,6 @@ struct ObjectIDTests {
 
     @Test("ids of stored records sort by the millisecond they were made, whatever their random part")
     func timeOrder() {
-        struct Fixed: RandomNumberGenerator {
-            var value: UInt64
-            mutating func next() -> UInt64 { value }
-        }
         var high = Fixed(value: .max)
         var low = Fixed(value: 0)
         let start = Date(timeIntervalSince1970: 1_795_000_000)
@@ -41,10 +43,6 @@ struct ObjectIDTests {
 
     @Test("the bound after a moment is above every id made by then and below every id made later")
     func timeBound() {
-        struct Fixed: RandomNumberGenerator {
-            var value: UInt64
-            mutating func next() -> UInt64 { value }
-        }
         var high = Fixed(value: .max)
         var low = Fixed(value: 0)
         let moment = Date(timeIntervalSince1970: 1_795_000_000.1234)
@@ -65,10 +63,6 @@ struct ObjectIDTests {
 
     @Test("all 128 bits reach the text: the largest and smallest inputs differ in every position class")
     func fullRange() {
-        struct Fixed: RandomNumberGenerator {
-            var value: UInt64
-            mutating func next() -> UInt64 { value }
-        }
         var zeros = Fixed(value: 0)
         var ones = Fixed(value: .max)
         let low = ObjectID.random(.request, at: Date(), using: &zeros).rawValue
