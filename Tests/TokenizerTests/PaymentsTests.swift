@@ -28,35 +28,37 @@ struct PaymentsTests {
 
     @Test("a charge answers with its transaction as stored: read back, every kind of outcome is the same record")
     func answerIsStored() async throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let fixture = try await VaultFixture(store: try SQLiteVaultStore(path: folder.appendingPathComponent("vault.sqlite").path))
-        let payments = Payments(vault: fixture.vault)
-        let merchant = fixture.merchantID
-        // A time 0.4 µs short of a whole second: stored to the millisecond it is the next second.
-        fixture.clock.advance(seconds: 0.9999996)
-        let client = try await payments.createClient(email: nil, description: nil, merchantID: merchant)
-        var charges: [TransactionRecord] = []
-        for (number, save) in [("4242424242424242", true), ("4000000000000002", false), ("4000000000000119", false)] {
-            let card = CardInput(number: number, expMonth: 12, expYear: 2030, cvc: "123", holder: nil)
-            let token = try await fixture.vault.createToken(for: merchant, card: card)
-            let request = Payments.ChargeRequest(
-                token: token.id,
-                amount: 1250,
-                currency: "EUR",
-                description: "order 7",
-                client: client.id,
-                savePaymentMethod: save
+        try await withFileStore { store, _ in
+            let fixture = try await VaultFixture(store: store)
+            let payments = Payments(vault: fixture.vault)
+            let merchant = fixture.merchantID
+            // A time 0.4 µs short of a whole second: stored to the millisecond it is the next second.
+            fixture.clock.advance(seconds: 0.9999996)
+            let client = try await payments.createClient(email: nil, description: nil, merchantID: merchant)
+            var charges: [TransactionRecord] = []
+            for (number, save) in [("4242424242424242", true), ("4000000000000002", false), ("4000000000000119", false)] {
+                let card = CardInput(number: number, expMonth: 12, expYear: 2030, cvc: "123", holder: nil)
+                let token = try await fixture.vault.createToken(for: merchant, card: card)
+                let request = Payments.ChargeRequest(
+                    token: token.id,
+                    amount: 1250,
+                    currency: "EUR",
+                    description: "order 7",
+                    client: client.id,
+                    savePaymentMethod: save
+                )
+                charges.append(try await payments.charge(request, merchantID: merchant))
+            }
+            let method = try #require(charges[0].paymentMethodID)
+            charges.append(
+                try await payments.charge(Payments.ChargeRequest(paymentMethod: method, amount: 300, currency: "EUR"), merchantID: merchant)
             )
-            charges.append(try await payments.charge(request, merchantID: merchant))
-        }
-        let method = try #require(charges[0].paymentMethodID)
-        charges.append(try await payments.charge(Payments.ChargeRequest(paymentMethod: method, amount: 300, currency: "EUR"), merchantID: merchant))
-        #expect(charges.map(\.status) == ["succeeded", "declined", "failed", "succeeded"])
-        for charge in charges {
-            let stored = try await payments.transaction(charge.id, merchantID: merchant)
-            #expect(stored == charge)
-            #expect(StoreDate.iso8601(stored.createdAt) == StoreDate.iso8601(charge.createdAt))
+            #expect(charges.map(\.status) == ["succeeded", "declined", "failed", "succeeded"])
+            for charge in charges {
+                let stored = try await payments.transaction(charge.id, merchantID: merchant)
+                #expect(stored == charge)
+                #expect(StoreDate.iso8601(stored.createdAt) == StoreDate.iso8601(charge.createdAt))
+            }
         }
     }
 

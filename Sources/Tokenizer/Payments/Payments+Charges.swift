@@ -183,21 +183,21 @@ extension Payments {
         _ outcome: AuthorizationOutcome,
         paymentMethodID: String?
     ) async throws(VaultError) -> TransactionRecord {
-        let settlement = Self.settlement(pending.id, outcome, paymentMethodID: paymentMethodID)
+        let settlement = Self.settlement(outcome, paymentMethodID: paymentMethodID)
         if let settled = try await storing("record the transaction", { try await store.settleTransaction(pending, as: settlement, events: events) }) {
             return settled
         }
         return try await transaction(pending.id, merchantID: pending.merchantID)
     }
 
-    static func settlement(_ transactionID: String, _ outcome: AuthorizationOutcome, paymentMethodID: String?) -> Settlement {
+    static func settlement(_ outcome: AuthorizationOutcome, paymentMethodID: String?) -> Settlement {
         switch outcome {
         case .succeeded(let reference):
-            Settlement(transactionID: transactionID, status: "succeeded", processorReference: reference, paymentMethodID: paymentMethodID)
+            Settlement(status: "succeeded", processorReference: reference, paymentMethodID: paymentMethodID)
         case .declined(let code):
-            Settlement(transactionID: transactionID, status: "declined", declineCode: code)
+            Settlement(status: "declined", declineCode: code)
         case .failed(let code):
-            Settlement(transactionID: transactionID, status: "failed", declineCode: code)
+            Settlement(status: "failed", declineCode: code)
         }
     }
 

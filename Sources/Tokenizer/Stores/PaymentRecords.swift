@@ -145,7 +145,6 @@ public struct PendingCharge: Sendable, Equatable {
 
 /// The outcome given to a pending transaction.
 public struct Settlement: Sendable, Equatable {
-    public var transactionID: String
     /// `succeeded`, `declined` or `failed`.
     public var status: String
     public var declineCode: String?

@@ -94,8 +94,7 @@ extension SQLiteVaultStore {
         as settlement: Settlement,
         events: WebhookEvents?
     ) async throws -> TransactionRecord? {
-        precondition(settlement.transactionID == pending.id, "a settlement settles the transaction it names")
-        return try await groupCommit.write { db in
+        try await groupCommit.write { db in
             // The row is not read back: while it is pending nothing but this changes it, so
             // the record is the pending one with the settlement's columns. (Read back, by
             // RETURNING or a SELECT, it cost the writer a sixth of a charge's time: SQLite
@@ -109,8 +108,7 @@ extension SQLiteVaultStore {
                     """
             )
             try statement.execute(arguments: [
-                settlement.status, settlement.declineCode, settlement.processorReference, settlement.paymentMethodID,
-                settlement.transactionID,
+                settlement.status, settlement.declineCode, settlement.processorReference, settlement.paymentMethodID, pending.id,
             ])
             guard db.changesCount == 1 else { return nil }
             var settled = pending
@@ -304,9 +302,9 @@ extension TransactionRecord: FetchableRecord, TableRecord {
     public static let databaseTableName = "transaction"
 
     /// The table's columns in the order ``init(row:)`` reads them by position (`SELECT *`
-    /// and `RETURNING *` give them so): by name, GRDB compares every column's name for every
-    /// field, which took more of a charge's settle than the UPDATE itself. The table has one
-    /// more column after these, `checkout_session_id`, not part of the record.
+    /// gives them so): by name, GRDB compares every column's name for every field of every
+    /// row read. The table has one more column after these, `checkout_session_id`, not part
+    /// of the record.
     static let columns = [
         "id", "merchant_id", "status", "amount", "currency", "refunded_amount", "description", "client_id",
         "payment_method_id", "token_id", "decline_code", "processor_reference", "brand", "bin", "last4", "exp_month",

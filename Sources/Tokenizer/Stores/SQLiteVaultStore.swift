@@ -185,14 +185,11 @@ public struct SQLiteVaultStore: VaultStore {
             try spend.execute(arguments: [stamp, id, stamp, amount, currency])
             if db.changesCount == 1 {
                 token.usedAt = now
-                if let charge {
-                    try Self.insert(
-                        TransactionRecord(pending: charge, token: token, amount: amount, currency: currency),
-                        checkoutSessionID: charge.checkoutSessionID,
-                        db
-                    )
+                let pending = charge.map { TransactionRecord(pending: $0, token: token, amount: amount, currency: currency) }
+                if let charge, let pending {
+                    try Self.insert(pending, checkoutSessionID: charge.checkoutSessionID, db)
                 }
-                return .spent(token)
+                return .spent(token, charge: pending)
             }
             if token.usedAt != nil { return .alreadyUsed }
             if token.expiresAt <= now { return .expired }

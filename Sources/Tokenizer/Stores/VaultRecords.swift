@@ -112,8 +112,9 @@ public struct TokenRecord: Sendable, Codable, Equatable {
 
 /// How an attempt to spend a token ended.
 public enum TokenSpend: Sendable, Equatable {
-    /// Spent by this call: the record as it was, CVC included (the store has erased its copy).
-    case spent(TokenRecord)
+    /// Spent by this call: the record as it was, CVC included (the store has erased its copy),
+    /// and the charge the same write recorded `pending`, when the spend was for one.
+    case spent(TokenRecord, charge: TransactionRecord?)
     case notFound
     case expired
     case alreadyUsed

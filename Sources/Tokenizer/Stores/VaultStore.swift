@@ -30,7 +30,7 @@ public protocol VaultStore: Sendable {
     func token(id: String, merchantID: String) async throws -> TokenRecord?
     /// Marks the token used and erases its CVC, if it is the merchant's, unused, not expired
     /// at `now`, and bound to nothing or to this amount and currency; atomically, so that
-    /// of any number of concurrent callers exactly one gets ``TokenSpend/spent(_:)``.
+    /// of any number of concurrent callers exactly one gets ``TokenSpend/spent(_:charge:)``.
     ///
     /// With a `charge`, the same write records it as a `pending` transaction with the token's
     /// card summary: a token is never spent without its transaction, even if the process dies

@@ -124,9 +124,7 @@ extension Vault {
             try await store.spendToken(id: id, merchantID: merchantID, amount: amount, currency: currency.code, at: now, charge: charge)
         }
         switch outcome {
-        case .spent(let record):
-            // The same record the store wrote with the spend.
-            let pending = charge.map { TransactionRecord(pending: $0, token: record, amount: amount, currency: currency.code) }
+        case .spent(let record, let pending):
             return try open(record, pendingCharge: pending)
         case .notFound:
             throw Self.notFound(id)
