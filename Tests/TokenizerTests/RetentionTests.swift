@@ -40,11 +40,7 @@ struct RetentionTests {
             SQLiteVaultStore.deleteOrphanEvent,
         ]
         for sql in statements {
-            let plan = try await store.database.read { db in
-                let blanks = StatementArguments([DatabaseValue?](repeating: nil, count: sql.filter { $0 == "?" }.count))
-                return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN \(sql)", arguments: blanks).map { $0["detail"] as String }
-            }
-            // SQLite's plan says SEARCH for an index lookup or range, SCAN for a walk of all rows.
+            let plan = try await store.queryPlan(sql)
             #expect(!plan.isEmpty && !plan.contains { $0.hasPrefix("SCAN") }, "\(plan) for \(sql)")
         }
     }

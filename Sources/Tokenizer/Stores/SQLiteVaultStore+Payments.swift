@@ -149,10 +149,20 @@ extension SQLiteVaultStore {
 
     public func transactions(merchantID: String, clientID: String?, after: TransactionRecord?, limit: Int) async throws -> [TransactionRecord] {
         try await database.read { db in
-            var request = TransactionRecord.filter(Column("merchant_id") == merchantID)
-            if let clientID { request = request.filter(Column("client_id") == clientID) }
-            return try Self.newestFirst(request, after: after.map { ($0.createdAt, $0.id) }, limit: limit).fetchAll(db)
+            try Self.transactions(merchantID: merchantID, clientID: clientID, after: after.map { ($0.createdAt, $0.id) }, limit: limit).fetchAll(db)
         }
+    }
+
+    /// A page of a merchant's transactions, or of one client's, newest first.
+    static func transactions(
+        merchantID: String,
+        clientID: String?,
+        after: (createdAt: Date, id: String)?,
+        limit: Int
+    ) -> QueryInterfaceRequest<TransactionRecord> {
+        var request = TransactionRecord.filter(Column("merchant_id") == merchantID)
+        if let clientID { request = request.filter(Column("client_id") == clientID) }
+        return newestFirst(request, after: after, limit: limit)
     }
 
     public func insertRefund(_ refund: RefundRecord, events: WebhookEvents?) async throws -> TransactionRecord? {

@@ -256,6 +256,20 @@ extension SQLiteVaultStore {
                     """#
             )
         }
+        migrator.registerMigration("v12: client index") { db in
+            // A client's charges are listed through (merchant, client, time, id), as v8 lists a
+            // merchant's: v2's index lacked the id, so SQLite walked the merchant's index and
+            // read every one of the merchant's charges to find a client's. Charges without a
+            // client (most one-off charges) are left out of it: nothing looks them up by client,
+            // and each of them wrote an entry here for nothing.
+            try db.execute(
+                sql: """
+                    DROP INDEX transaction_by_merchant_client;
+                    CREATE INDEX transaction_by_client ON "transaction" (merchant_id, client_id, created_at, id)
+                      WHERE client_id IS NOT NULL;
+                    """
+            )
+        }
         return migrator
     }
 }
