@@ -60,26 +60,27 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         return random(kind, at: date, using: &generator)
     }
 
-    /// The text every time-ordered id of `kind` made at or before `date`'s millisecond sorts
-    /// below, and every one made later does not: an index on the ids finds "made by then"
-    /// without a column of times.
+    /// The text every time-ordered id of `kind` made at or before `date` sorts below, and
+    /// every one made in a later millisecond (times rounded as the ids round them) does not:
+    /// an index on the ids finds "made by then" without a column of times.
     static func bound(_ kind: Kind, after date: Date) -> String {
         precondition(kind.timeOrdered, "only time-ordered ids sort by time")
         var text = Array(kind.prefix.utf8)
-        appendTime(milliseconds(date, rounding: .down) + 1, to: &text)
+        appendTime(milliseconds(date) + 1, to: &text)
         return String(decoding: text, as: UTF8.self)
     }
 
     static func random(_ kind: Kind, at date: Date, using generator: inout some RandomNumberGenerator) -> ObjectID {
         var text = Array(kind.prefix.utf8)
         text.reserveCapacity(text.count + timeLength + randomLength)
-        if kind.timeOrdered { appendTime(milliseconds(date, rounding: .toNearestOrAwayFromZero), to: &text) }
+        if kind.timeOrdered { appendTime(milliseconds(date), to: &text) }
         appendRandomBody(to: &text, using: &generator)
         return ObjectID(rawValue: String(decoding: text, as: UTF8.self))
     }
 
-    private static func milliseconds(_ date: Date, rounding: FloatingPointRoundingRule) -> UInt64 {
-        UInt64(max(0, (date.timeIntervalSince1970 * 1000).rounded(rounding)))
+    /// Milliseconds since 1970, to the nearest (none before 1970).
+    private static func milliseconds(_ date: Date) -> UInt64 {
+        UInt64(max(0, (date.timeIntervalSince1970 * 1000).rounded()))
     }
 
     /// Appends the time part: the milliseconds in ``timeLength`` base-62 digits.
