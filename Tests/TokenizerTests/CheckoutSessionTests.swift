@@ -141,6 +141,9 @@ struct CheckoutSessionTests {
         }
         #expect(complete.status == "complete" && complete.attempts == 2 && complete.transactionID == paid.id)
         #expect(paid.status == "succeeded" && paid.amount == 1099 && paid.currency == "USD" && paid.description == "Two coffees")
+        // Both charges name the session they were made on, as answered and as stored.
+        #expect(declined.checkoutSessionID == session.id && paid.checkoutSessionID == session.id)
+        #expect(try await payments.transaction(paid.id, merchantID: fixture.merchantID) == paid)
         let again = await #expect(throws: VaultError.self) { try await payments.payCheckoutSession(session.id, card: Self.card("4242424242424242")) }
         #expect(again?.code == .checkoutSessionNotOpen)
         let page = try await payments.transactions(merchantID: fixture.merchantID, client: nil)

@@ -15,6 +15,6 @@ struct RecordColumnsTests {
             (try db.columns(in: "token").map(\.name), try db.columns(in: "transaction").map(\.name))
         }
         #expect(tokenColumns == TokenRecord.columns)
-        #expect(transactionColumns == TransactionRecord.columns + ["checkout_session_id"])
+        #expect(transactionColumns == TransactionRecord.columns)
     }
 }

@@ -110,7 +110,8 @@ extension Payments {
             expMonth: method.expMonth,
             expYear: method.expYear,
             createdAt: pending.createdAt,
-            idempotencyKey: pending.idempotencyKey
+            idempotencyKey: pending.idempotencyKey,
+            checkoutSessionID: pending.checkoutSessionID
         )
         let today = CalendarDate(vault.configuration.now())
         if (card.expiry.year, card.expiry.month) < (today.year, today.month) {

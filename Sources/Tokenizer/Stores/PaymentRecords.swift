@@ -65,6 +65,8 @@ public struct TransactionRecord: Sendable, Codable, Equatable {
     public var createdAt: Date
     /// The Idempotency-Key of the request that made it, if any.
     public var idempotencyKey: String?
+    /// The checkout session it pays, if any: settled as succeeded, it completes the session.
+    public var checkoutSessionID: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case id, status, amount, currency, description, brand, bin, last4
@@ -79,6 +81,7 @@ public struct TransactionRecord: Sendable, Codable, Equatable {
         case expYear = "exp_year"
         case createdAt = "created_at"
         case idempotencyKey = "idempotency_key"
+        case checkoutSessionID = "checkout_session_id"
     }
 }
 
@@ -174,7 +177,8 @@ extension TransactionRecord {
             expMonth: token.expMonth,
             expYear: token.expYear,
             createdAt: charge.createdAt,
-            idempotencyKey: charge.idempotencyKey
+            idempotencyKey: charge.idempotencyKey,
+            checkoutSessionID: charge.checkoutSessionID
         )
     }
 

@@ -71,7 +71,7 @@ extension SQLiteVaultStore {
     }
 
     /// One prepared INSERT, kept by the connection: a transaction is inserted on every charge.
-    static func insert(_ transaction: TransactionRecord, checkoutSessionID: String? = nil, _ db: Database) throws {
+    static func insert(_ transaction: TransactionRecord, _ db: Database) throws {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO "transaction" (id, merchant_id, status, amount, currency, refunded_amount, description, client_id,
@@ -85,7 +85,7 @@ extension SQLiteVaultStore {
             transaction.refundedAmount, transaction.description, transaction.clientID, transaction.paymentMethodID,
             transaction.tokenID, transaction.declineCode, transaction.processorReference, transaction.brand, transaction.bin,
             transaction.last4, transaction.expMonth, transaction.expYear, StoreDate.text(transaction.createdAt),
-            transaction.idempotencyKey, checkoutSessionID,
+            transaction.idempotencyKey, transaction.checkoutSessionID,
         ])
     }
 
@@ -119,17 +119,12 @@ extension SQLiteVaultStore {
             if let events {
                 try Self.record(events.settled(settled), merchantID: settled.merchantID, at: events.now(), db)
             }
-            if settled.status == "succeeded",
-                let sessionID = try String.fetchOne(db.cachedStatement(sql: Self.checkoutSessionOfTransaction), arguments: [settled.id])
-            {
+            if settled.status == "succeeded", let sessionID = settled.checkoutSessionID {
                 try Self.completeCheckoutSession(sessionID, paidWith: settled, events: events, db)
             }
             return settled
         }
     }
-
-    /// The checkout session a charge pays, if any: one column, read without a row.
-    static let checkoutSessionOfTransaction = #"SELECT checkout_session_id FROM "transaction" WHERE id = ?"#
 
     public func pendingTransactions(createdBefore date: Date, limit: Int) async throws -> [TransactionRecord] {
         try await database.read { db in
@@ -313,12 +308,11 @@ extension TransactionRecord: FetchableRecord, TableRecord {
 
     /// The table's columns in the order ``init(row:)`` reads them by position (`SELECT *`
     /// gives them so): by name, GRDB compares every column's name for every field of every
-    /// row read. The table has one more column after these, `checkout_session_id`, not part
-    /// of the record.
+    /// row read.
     static let columns = [
         "id", "merchant_id", "status", "amount", "currency", "refunded_amount", "description", "client_id",
         "payment_method_id", "token_id", "decline_code", "processor_reference", "brand", "bin", "last4", "exp_month",
-        "exp_year", "created_at", "idempotency_key",
+        "exp_year", "created_at", "idempotency_key", "checkout_session_id",
     ]
 
     public init(row: Row) {
@@ -341,7 +335,8 @@ extension TransactionRecord: FetchableRecord, TableRecord {
             expMonth: row[15],
             expYear: row[16],
             createdAt: row[17],
-            idempotencyKey: row[18]
+            idempotencyKey: row[18],
+            checkoutSessionID: row[19]
         )
     }
 }

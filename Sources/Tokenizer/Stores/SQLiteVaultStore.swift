@@ -186,7 +186,7 @@ public struct SQLiteVaultStore: VaultStore {
             if db.changesCount == 1 {
                 token.usedAt = now
                 let pending = charge.map { TransactionRecord(pending: $0, token: token, amount: amount, currency: currency) }
-                if let pending { try Self.insert(pending, checkoutSessionID: charge?.checkoutSessionID, db) }
+                if let pending { try Self.insert(pending, db) }
                 return .spent(token, charge: pending)
             }
             if token.usedAt != nil { return .alreadyUsed }
