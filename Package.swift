@@ -136,6 +136,7 @@ let package = Package(
                 "CaptureServer",
                 "CardCapture",
                 "Tokenizer",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

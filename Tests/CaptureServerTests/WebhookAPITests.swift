@@ -1,6 +1,7 @@
 import CaptureServer
 import Crypto
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -8,7 +9,8 @@ import Logging
 import NIOCore
 import Synchronization
 import Testing
-import Tokenizer
+
+@testable import Tokenizer
 
 /// A merchant's webhook receiver on loopback: keeps every request, and answers each with the
 /// next status of its script (then 200).
@@ -190,6 +192,52 @@ struct WebhookAPITests {
         }
         #expect(!fixture.logs.all.contains { $0.contains("4242424242424242") })
         #expect(fixture.logs.all.contains { $0.contains("webhook delivery failed") && $0.contains("status=500") })
+    }
+
+    @Test("an endpoint whose stored URL cannot be sent to (port 65536, saved before the check) is a failed attempt; the server stays up")
+    func unsendableURL() async throws {
+        let store = try SQLiteVaultStore.inMemory()
+        let vault = try await Vault.open(store: store, keys: KeyRing(masterKey: SymmetricKey(size: .bits256)))
+        let merchant = try await vault.createMerchant(named: "shop")
+        var api = CaptureAPI(vault: vault)
+        api.webhooks = Self.fast()
+        try await api.application(host: "127.0.0.1", port: 0, logger: Logger(label: "test")).test(.live) { client in
+            let (_, endpointData) = try await client.send(
+                .post,
+                "/v1/webhook_endpoints",
+                key: merchant.secret,
+                json: #"{"url": "http://127.0.0.1:65536/hook"}"#
+            )
+            #expect(String(decoding: endpointData, as: UTF8.self).contains(#""param":"url""#), "the API refuses the port")
+            let (_, created) = try await client.send(.post, "/v1/webhook_endpoints", key: merchant.secret, json: #"{"url": "http://127.0.0.1:1/hook"}"#)
+            let endpoint = try decode(Endpoint.self, created)
+            // As a vault written before the check would hold it.
+            try await store.database.write { db in
+                try db.execute(sql: "UPDATE webhook_endpoint SET url = 'http://127.0.0.1:65536/hook' WHERE id = ?", arguments: [endpoint.id])
+            }
+            let (_, tokenData) = try await client.send(.post, "/v1/tokens", key: merchant.publishable, json: visaBody)
+            let token = try decode(TokenBody.self, tokenData)
+            let (charged, _) = try await client.send(
+                .post,
+                "/v1/transactions",
+                key: merchant.secret,
+                json: #"{"token": "\#(token.id)", "amount": 1999, "currency": "EUR"}"#
+            )
+            #expect(charged == .created)
+            var attempts: [[String: Any]] = []
+            let deadline = ContinuousClock.now + .seconds(30)
+            repeat {
+                let (_, listData) = try await client.send(.get, "/v1/webhook_endpoints/\(endpoint.id)/deliveries", key: merchant.secret)
+                let list = try JSONSerialization.jsonObject(with: listData) as? [String: Any]
+                attempts = ((list?["data"] as? [[String: Any]])?.first?["attempts"] as? [[String: Any]]) ?? []
+                if !attempts.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(20))
+            } while ContinuousClock.now < deadline
+            let error = try #require(attempts.first?["error"] as? String)
+            #expect(error.contains("port 65536") && attempts.first?["status_code"] as? Int == nil)
+            let (health, _) = try await client.send(.get, "/healthz", key: nil)
+            #expect(health == .ok)
+        }
     }
 
     @Test("an event queued by a server that stopped before sending it is sent by the next server on the same vault")

@@ -267,6 +267,11 @@ struct WebhookTests {
         let cases: [(String, [String]?, String)] = [
             ("ftp://shop.example/hooks", nil, "url"),
             ("/hooks", nil, "url"),
+            // A port past 65535 once stopped the server inside the HTTP client.
+            ("http://127.0.0.1:65536/hooks", nil, "url"),
+            ("http://[::1]:70000/hooks", nil, "url"),
+            ("https://shop.example:0/hooks", nil, "url"),
+            ("https://user:secret@shop.example/hooks", nil, "url"),
             ("https://shop.example/hooks", [], "events"),
             ("https://shop.example/hooks", ["transaction.succeeded", "charge.succeeded"], "events"),
         ]

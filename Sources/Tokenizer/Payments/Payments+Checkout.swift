@@ -278,12 +278,20 @@ extension Payments {
         return expired
     }
 
-    /// An absolute http or https URL of at most 2,048 characters.
-    static func checkURL(_ text: String, param: String) throws(VaultError) {
+    /// An absolute http or https URL of at most 2,048 characters, on a port from 1 to 65535
+    /// and without a user name or password (which a webhook would not send and a browser
+    /// would show the buyer). The webhook dispatcher checks a stored URL again before sending.
+    public static func checkURL(_ text: String, param: String) throws(VaultError) {
         guard text.utf8.count <= 2048, let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
             scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty
         else {
             throw VaultError(.invalidRequest, "\(param) must be an absolute http or https URL of at most 2048 characters", param: param)
+        }
+        if let port = url.port, !(1...65_535).contains(port) {
+            throw VaultError(.invalidRequest, "\(param) names port \(port); a port is a number from 1 to 65535", param: param)
+        }
+        guard url.user == nil, url.password == nil else {
+            throw VaultError(.invalidRequest, "\(param) must not hold a user name or password (user:password@)", param: param)
         }
     }
 
