@@ -209,7 +209,8 @@ struct WebhookAPITests {
                 json: #"{"url": "http://127.0.0.1:65536/hook"}"#
             )
             #expect(String(decoding: endpointData, as: UTF8.self).contains(#""param":"url""#), "the API refuses the port")
-            let (_, created) = try await client.send(.post, "/v1/webhook_endpoints", key: merchant.secret, json: #"{"url": "http://127.0.0.1:1/hook"}"#)
+            let good = #"{"url": "http://127.0.0.1:1/hook"}"#
+            let (_, created) = try await client.send(.post, "/v1/webhook_endpoints", key: merchant.secret, json: good)
             let endpoint = try decode(Endpoint.self, created)
             // As a vault written before the check would hold it.
             try await store.database.write { db in
