@@ -8,7 +8,7 @@ import Tokenizer
 
 @Suite("The API under abuse: card numbers where ids belong, strict bodies")
 struct HardeningTests {
-    @Test("a card number given as an id is masked in the 404 and in the logged path")
+    @Test("a card number given as an id, whole or in groups, is masked in the 404 and in the logged path")
     func cardNumberAsID() async throws {
         let fixture = try await APIFixture()
         try await fixture.application().test(.router) { client in
@@ -23,16 +23,34 @@ struct HardeningTests {
             #expect(spent == .notFound)
             let (other, otherBody) = try await client.send(.get, "/v1/transactions/tran_5555555555554444x", key: fixture.shop.secret)
             #expect(other == .notFound)
-            for body in [readBody, spentBody, otherBody] {
+            // Written in groups, as the API itself takes a number, and percent-encoded in a path.
+            let (grouped, groupedBody) = try await client.send(.get, "/v1/tokens/4242-4242-4242-4242", key: fixture.shop.secret)
+            #expect(grouped == .notFound)
+            let (spaced, spacedBody) = try await client.send(
+                .post,
+                "/v1/transactions",
+                key: fixture.shop.secret,
+                json: #"{"token": "5555 5555 5555 4444", "amount": 100, "currency": "EUR"}"#
+            )
+            #expect(spaced == .notFound)
+            let (encoded, encodedBody) = try await client.send(.get, "/v1/clients/4242%204242%204242%204242", key: fixture.shop.secret)
+            #expect(encoded == .notFound)
+            let (listed, listedBody) = try await client.send(.get, "/v1/transactions?client=4242.4242.4242.4242", key: fixture.shop.secret)
+            #expect(listed == .notFound)
+            for body in [readBody, spentBody, otherBody, groupedBody, spacedBody, encodedBody, listedBody] {
                 let message = try decode(ErrorBody.self, body).error.message
-                #expect(!message.contains("4242424242424242") && !message.contains("5555555555554444"), "\(message)")
-                #expect(message.contains("424242******4242") || message.contains("555555******4444"), "\(message)")
+                let digits = message.filter(\.isNumber)
+                #expect(!digits.contains("4242424242424242") && !digits.contains("5555555555554444"), "\(message)")
+                #expect(message.contains("****"), "the message names what it was sent, masked: \(message)")
             }
         }
         let logged = fixture.logs.all.joined(separator: "\n")
         #expect(logged.contains("/v1/tokens/424242******4242"))
-        #expect(!logged.contains("4242424242424242"))
-        #expect(!logged.contains("5555555555554444"))
+        #expect(logged.contains("/v1/tokens/4242-42**-****-4242"))
+        #expect(logged.contains("/v1/clients/4242%2042**%20****%204242"))
+        for number in ["4242424242424242", "5555555555554444", "4242-4242-4242-4242", "4242%204242%204242%204242", "5555 5555 5555 4444"] {
+            #expect(!logged.contains(number))
+        }
     }
 
     @Test(

@@ -64,13 +64,27 @@ struct PANTests {
     }
 
     @Test(
-        "runs of 12 or more digits are masked in text, shorter ones kept",
+        "runs of 12 or more digits are masked in text, written whole or in groups; shorter ones kept",
         arguments: [
             ("no token 4242424242424242 here", "no token 424242******4242 here"),
             ("tok_4242424242424242x", "tok_424242******4242x"),
             ("order 12345678901 of 2027", "order 12345678901 of 2027"),
             ("123456789012", "123456**9012"),
-            ("a 4000 0000 0000 0002 b", "a 4000 0000 0000 0002 b"),
+            // Grouped as people and forms write them; the separators stay.
+            ("a 4000 0000 0000 0002 b", "a 4000 00** **** 0002 b"),
+            ("no token 4242-4242-4242-4242.", "no token 4242-42**-****-4242."),
+            ("3782 822463 10005", "3782 82**** *0005"),
+            ("4242.4242.4242.4242 or 4242_4242_4242_4242", "4242.42**.****.4242 or 4242_42**_****_4242"),
+            // Two numbers with one space between are one run to the masker: all but the ends hidden.
+            ("4242424242424242 4000056655665556", "424242********** ************5556"),
+            ("4242\t4242+4242 4242", "4242\t42**+**** 4242"),
+            // Percent-encoded separators, as a logged path holds them; the escapes' digits are not the card's.
+            ("/v1/clients/4242%204242%204242%204242", "/v1/clients/4242%2042**%20****%204242"),
+            ("/v1/tokens/4242%2d4242%2D4242%2D4242", "/v1/tokens/4242%2d42**%2D****%2D4242"),
+            // Not a card's: two separators in a row, or other punctuation, end a run.
+            ("on 2026-11-25 21:16:12, 10  20  30  40  50  60", "on 2026-11-25 21:16:12, 10  20  30  40  50  60"),
+            ("amounts 100,000,000,000 and 1/2/3/4/5/6/7", "amounts 100,000,000,000 and 1/2/3/4/5/6/7"),
+            ("4242 4242 4242 4242 -", "4242 42** **** 4242 -"),
         ]
     )
     func maskingDigitRuns(text: String, masked: String) {

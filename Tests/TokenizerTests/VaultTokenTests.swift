@@ -103,6 +103,11 @@ struct VaultTokenTests {
             try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa, amount: -5, currency: "EUR")
         }
         #expect(amount?.code == .invalidAmount)
+        // The limit is written in thousands, so the API's masking of long digit runs leaves it readable.
+        let limit = await #expect(throws: VaultError.self) {
+            try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa, amount: 0, currency: "BHD")
+        }
+        #expect(limit?.message.contains("from 1 to 100,000,000,000 for BHD") == true, "\(limit?.message ?? "")")
     }
 
     @Test("the sweeper erases the card data of expired tokens")

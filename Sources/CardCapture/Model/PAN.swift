@@ -191,41 +191,77 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
 
 extension PAN {
     /// `text` with every run of 12 or more digits masked as a card number is (first six and
-    /// last four shown): for messages and log lines that repeat what a caller sent, which may
-    /// be a card number where an id belongs.
+    /// last four digits shown): for messages and log lines that repeat what a caller sent,
+    /// which may be a card number where an id belongs.
+    ///
+    /// A run may be written in groups, as people and forms write card numbers: digits with
+    /// one separator between groups (a space, tab, `-`, `.`, `_` or `+`, or one of these
+    /// percent-encoded, as in a logged path). The separators are kept:
+    /// `4242 4242 4242 4242` becomes `4242 42** **** 4242`.
     public static func maskingDigitRuns(in text: String) -> String {
-        // Every request's path comes through here for the log; almost none holds such a run.
-        guard hasDigitRun(in: text) else { return text }
-        var output = ""
-        var run: [UInt8] = []
-        func flush() {
-            if run.count >= 12 {
-                output += masked(run)
-            } else {
-                output += run.map { String($0) }.joined()
+        // Every request's path comes through here for the log; almost none has 12 digits.
+        guard text.utf8.count(where: isDigit) >= 12 else { return text }
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            guard isDigit(bytes[index]) else {
+                output.append(bytes[index])
+                index += 1
+                continue
             }
-            run.removeAll(keepingCapacity: true)
-        }
-        for character in text {
-            if let ascii = character.asciiValue, (48...57).contains(ascii) {
-                run.append(ascii - 48)
-            } else {
-                flush()
-                output.append(character)
+            // The run: digits, and single separators that have a digit after them.
+            var digits: [Int] = []
+            var end = index
+            while end < bytes.count {
+                if isDigit(bytes[end]) {
+                    digits.append(end)
+                    end += 1
+                    continue
+                }
+                let separator = separatorLength(in: bytes, at: end)
+                guard separator > 0, end + separator < bytes.count, isDigit(bytes[end + separator]) else { break }
+                end += separator
             }
+            if digits.count >= 12 {
+                var run = Array(bytes[index..<end])
+                for (place, position) in digits.enumerated() where place >= 6 && place < digits.count - 4 {
+                    run[position - index] = UInt8(ascii: "*")
+                }
+                output += run
+            } else {
+                output += bytes[index..<end]
+            }
+            index = end
         }
-        flush()
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 
-    /// Whether `text` has 12 or more ASCII digits in a row (what ``maskingDigitRuns(in:)``
-    /// masks), read as bytes.
-    private static func hasDigitRun(in text: String) -> Bool {
-        var run = 0
-        for byte in text.utf8 {
-            run = (48...57).contains(byte) ? run + 1 : 0
-            if run >= 12 { return true }
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        (48...57).contains(byte)
+    }
+
+    /// How many bytes at `index` make one group separator: 1 for the character itself, 3 for
+    /// its percent-encoding (`%20`, `%2D`, …), 0 for anything else.
+    private static func separatorLength(in bytes: [UInt8], at index: Int) -> Int {
+        if groupSeparators.contains(bytes[index]) { return 1 }
+        guard bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+            let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]),
+            groupSeparators.contains(high << 4 | low)
+        else { return 0 }
+        return 3
+    }
+
+    /// Space, tab, `-`, `.`, `_` and `+`.
+    private static let groupSeparators: Set<UInt8> = [0x20, 0x09, 0x2D, 0x2E, 0x5F, 0x2B]
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 48...57: byte - 48
+        case 65...70: byte - 55
+        case 97...102: byte - 87
+        default: nil
         }
-        return false
     }
 }

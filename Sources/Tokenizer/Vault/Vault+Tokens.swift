@@ -207,9 +207,21 @@ extension Vault {
         guard amount > 0, amount <= currency.maximumAmount else {
             throw VaultError(
                 .invalidAmount,
-                "amount must be a whole number of minor units from 1 to \(currency.maximumAmount) for \(currency.code) (exponent \(currency.exponent))"
+                "amount must be a whole number of minor units from 1 to \(Self.thousands(currency.maximumAmount)) for \(currency.code) (exponent \(currency.exponent))"
             )
         }
+    }
+
+    /// 100000000000 as "100,000,000,000": readable, and not a run of digits that messages
+    /// mask as a card number would be.
+    static func thousands(_ value: Int) -> String {
+        var text = String(value)
+        var index = text.endIndex
+        while text.distance(from: text.startIndex, to: index) > 3 {
+            index = text.index(index, offsetBy: -3)
+            text.insert(",", at: index)
+        }
+        return text
     }
 
     static func notFound(_ id: String) -> VaultError {
