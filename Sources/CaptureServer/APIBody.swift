@@ -41,7 +41,7 @@ enum APIBody {
         do {
             return try APIJSON.decoder.decode(T.self, from: Data(bytes))
         } catch let error as DecodingError {
-            throw describe(error)
+            throw describe(error, body: bytes)
         } catch let error as APIError {
             throw error
         } catch {
@@ -75,10 +75,9 @@ enum APIBody {
         return collected
     }
 
-    static func describe(_ error: DecodingError) -> APIError {
+    static func describe(_ error: DecodingError, body: [UInt8]) -> APIError {
         func name(_ path: [any CodingKey]) -> String? {
-            let names = path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-            return names.isEmpty ? nil : names.joined(separator: ".")
+            path.isEmpty ? nil : parameterName(path.map { $0.intValue.map(Path.index) ?? .key($0.stringValue) })
         }
         switch error {
         case .keyNotFound(let key, let context):
@@ -97,10 +96,65 @@ enum APIBody {
             if let param = name(context.codingPath) {
                 return APIError(.badRequest, .invalidRequest, code: "parameter_invalid", message: "\(param) is not valid", param: param)
             }
+            // The decoder says a number that no integer holds (1.5, 2^63) is not JSON, and
+            // names no field: find it, as every number the API takes is a whole one.
+            if let param = firstFractionalNumber(in: body) {
+                return APIError(
+                    .badRequest,
+                    .invalidRequest,
+                    code: "parameter_invalid",
+                    message: "\(param) must be a whole number (no fraction, at most 64 bits)",
+                    param: param
+                )
+            }
             return APIError(.badRequest, .invalidRequest, code: "invalid_json", message: "the body is not valid JSON")
         @unknown default:
             return APIError(.badRequest, .invalidRequest, code: "invalid_json", message: "the body could not be read")
         }
+    }
+
+    /// A step into a JSON value: an object's key or an array's index.
+    enum Path {
+        case key(String)
+        case index(Int)
+    }
+
+    /// `items[0].amount`, as the API names a parameter.
+    static func parameterName(_ path: [Path]) -> String {
+        var name = ""
+        for step in path {
+            switch step {
+            case .key(let key): name += name.isEmpty ? key : ".\(key)"
+            case .index(let index): name += "[\(index)]"
+            }
+        }
+        return name
+    }
+
+    /// Where the body, when it is JSON, holds a number with a fraction or past 64 bits (keys
+    /// in order, so that the answer does not change between runs).
+    static func firstFractionalNumber(in body: [UInt8]) -> String? {
+        guard let value = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else { return nil }
+        func search(_ value: Any, _ path: [Path]) -> [Path]? {
+            switch value {
+            case let object as [String: Any]:
+                for key in object.keys.sorted() {
+                    if let found = search(object[key]!, path + [.key(key)]) { return found }
+                }
+                return nil
+            case let array as [Any]:
+                for (index, element) in array.enumerated() {
+                    if let found = search(element, path + [.index(index)]) { return found }
+                }
+                return nil
+            case let number as NSNumber:
+                // Bridged only when exact: nil for 1.5 and for 2^63; true is 1.
+                return (number as? Int) == nil ? path : nil
+            default:
+                return nil
+            }
+        }
+        return search(value, []).map(parameterName)
     }
 
     static func describe(_ type: Any.Type) -> String {
@@ -109,6 +163,7 @@ enum APIBody {
         case is Int.Type: "an integer"
         case is Bool.Type: "true or false"
         case is [String: Any].Type: "an object"
+        case is [Any].Type: "a list"
         default: "of another type"
         }
     }

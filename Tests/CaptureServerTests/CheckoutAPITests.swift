@@ -87,6 +87,17 @@ struct CheckoutAPITests {
             let (badStatus, badBody) = try await client.send(.post, "/v1/checkout_sessions", key: fixture.shop.secret, json: bad)
             #expect(badStatus == .badRequest)
             #expect(try decode(ErrorBody.self, badBody).error.param == "allowed_brands")
+            // Wrong types in a list, or a list where an object belongs, are named with the list's index.
+            for (json, param, says) in [
+                (#""allowed_brands": ["visa", 7]"#, "allowed_brands[1]", "allowed_brands[1] must be a string"),
+                (#""allowed_brands": "visa""#, "allowed_brands", "allowed_brands must be a list"),
+                (#""metadata": ["order"]"#, "metadata", "metadata must be an object"),
+            ] {
+                let body = #"{"amount": 1099, "currency": "USD", "return_url": "https://shop.example", \#(json)}"#
+                let (status, answer) = try await client.send(.post, "/v1/checkout_sessions", key: fixture.shop.secret, json: body)
+                let error = try decode(ErrorBody.self, answer).error
+                #expect(status == .badRequest && error.param == param && error.message == says, "\(error.message)")
+            }
             let (_, data) = try await client.send(.post, "/v1/checkout_sessions", key: fixture.shop.secret, json: Self.body)
             let session = try decode(Session.self, data)
             let (canceled, canceledBody) = try await client.send(.post, "/v1/checkout_sessions/\(session.id)/cancel", key: fixture.shop.secret)

@@ -8,6 +8,23 @@ import Tokenizer
 
 @Suite("The API under abuse: card numbers where ids belong, strict bodies")
 struct HardeningTests {
+    @Test("a body with broken chunked framing is a 400 JSON error, not a 500 logged as the server's")
+    func brokenChunks() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.live) { client in
+            let port = try #require(client.port)
+            for chunks in ["zz\r\n{}\r\n0\r\n\r\n", "-1\r\n{}\r\n0\r\n\r\n", "ffffffffffffffffff\r\n{}\r\n0\r\n\r\n"] {
+                let connection = try RawConnection(port: port)
+                let head = RawConnection.head("/v1/clients", key: fixture.shop.secret, type: "application/json", length: nil)
+                #expect(await connection.send(head + Array(chunks.utf8)))
+                let answer = await connection.receive()
+                #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(80))")
+                #expect(answer.contains(#""code":"invalid_request""#), "\(answer)")
+            }
+        }
+        #expect(!fixture.logs.all.contains { $0.contains("request failed") }, "a client's framing is not logged as the server's error")
+    }
+
     @Test("a card number given as an id, whole or in groups, is masked in the 404 and in the logged path")
     func cardNumberAsID() async throws {
         let fixture = try await APIFixture()

@@ -72,6 +72,12 @@ struct TokenAPITests {
                 #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "currency": "XYZ"}"#, 400, "invalid_request_error",
                 "invalid_currency", "currency"
             ),
+            // Numbers no integer field holds: named, not "not JSON".
+            (#"{"number": "4242424242424242", "exp_month": 1.5, "exp_year": 2030}"#, 400, "invalid_request_error", "parameter_invalid", "exp_month"),
+            (
+                #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "amount": 9223372036854775808, "currency": "USD"}"#, 400,
+                "invalid_request_error", "parameter_invalid", "amount"
+            ),
             (#"{"number": "4242424242424242""#, 400, "invalid_request_error", "invalid_json", nil),
             (#"[1, 2, 3]"#, 400, "invalid_request_error", "parameter_invalid", nil),
             ("", 400, "invalid_request_error", "invalid_json", nil),

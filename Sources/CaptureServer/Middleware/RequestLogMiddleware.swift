@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOHTTP1
 import Tokenizer
 
 /// Logs one structured line per request (method, path, status, time, merchant, request id),
@@ -85,6 +86,15 @@ struct RequestLogMiddleware: RouterMiddleware {
                     message: error.status.reasonPhrase
                 )
             }
+        case let error as HTTPParserError:
+            // The client's framing, not our fault: a chunk size that is not hex, a body that
+            // breaks off. Told as the client's error, and not logged as ours.
+            return APIError(
+                .badRequest,
+                .invalidRequest,
+                code: "invalid_request",
+                message: "the request's body could not be read (\(error)); check its Content-Length or chunked encoding"
+            )
         default:
             return APIError(
                 .internalServerError,
