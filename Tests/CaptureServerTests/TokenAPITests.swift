@@ -47,6 +47,15 @@ struct TokenAPITests {
                 let (_, read) = try await client.send(.get, "/v1/tokens/\(token.id)", key: fixture.shop.secret)
                 #expect(try decode(TokenBody.self, read).used == false)
             }
+            // A two-digit year is this century's, as printed on the card.
+            let (short, shortBody) = try await client.send(
+                .post,
+                "/v1/tokens",
+                key: fixture.shop.publishable,
+                json: #"{"number": "5555555555554444", "exp_month": 3, "exp_year": 31}"#
+            )
+            #expect(short == .created)
+            #expect(String(decoding: shortBody, as: UTF8.self).contains(#""exp_year":2031"#))
         }
     }
 
@@ -56,6 +65,8 @@ struct TokenAPITests {
             (#"{"number": "4242424242424241", "exp_month": 12, "exp_year": 2030}"#, 400, "card_error", "invalid_number", "number"),
             (#"{"number": "4242424242424242", "exp_month": 13, "exp_year": 2030}"#, 400, "card_error", "invalid_expiry_month", "exp_month"),
             (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2020}"#, 400, "card_error", "expired_card", "exp_year"),
+            (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 20}"#, 400, "card_error", "expired_card", "exp_year"),
+            (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 100}"#, 400, "card_error", "invalid_expiry_year", "exp_year"),
             (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "cvc": "12"}"#, 400, "card_error", "invalid_cvc", "cvc"),
             (#"{"number": 4242424242424242, "exp_month": 1, "exp_year": 2030}"#, 400, "invalid_request_error", "parameter_invalid", "number"),
             (#"{"number": "4242424242424242", "exp_month": "01", "exp_year": 2030}"#, 400, "invalid_request_error", "parameter_invalid", "exp_month"),

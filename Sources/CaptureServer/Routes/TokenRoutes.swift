@@ -39,10 +39,11 @@ struct TokenRoutes {
             case expYear = "exp_year"
         }
 
-        /// The expiry given, both parts or neither.
+        /// The expiry given, both parts or neither; a two-digit year is this century's, as on
+        /// the card (Stripe takes two or four digits too).
         func expiry() throws -> (month: Int, year: Int)? {
             switch (expMonth, expYear) {
-            case (let month?, let year?): return (month, year)
+            case (let month?, let year?): return (month, (0...99).contains(year) ? 2000 + year : year)
             case (nil, nil): return nil
             case (nil, _): throw Self.missing("exp_month", "exp_month is required with exp_year")
             case (_, nil): throw Self.missing("exp_year", "exp_year is required with exp_month")

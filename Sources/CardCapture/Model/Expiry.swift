@@ -22,7 +22,7 @@ public struct Expiry: Sendable, Hashable, Comparable, CustomStringConvertible {
             throw CardValidationError(.invalidExpiryMonth, .expiry, "the month must be 01 to 12; \(month) is not a month")
         }
         guard (2000...2099).contains(year) else {
-            throw CardValidationError(.invalidExpiryYear, .expiry, "the year must be 2000 to 2099 (or 00 to 99); \(year) is not")
+            throw CardValidationError(.invalidExpiryYear, .expiry, "the year must be 2000 to 2099; \(year) is not")
         }
         self.month = month
         self.year = year
