@@ -153,10 +153,20 @@ public struct WebhookSettings: Sendable {
     public var pollInterval: Duration = .seconds(1)
     /// When failed deliveries are tried again: 30 s, then doubling to an hour, for a day.
     public var schedule = Payments.WebhookSchedule()
+    /// Deliveries on their way at once, and at once to one endpoint: an endpoint that does not
+    /// answer holds only its own share.
+    public var senders = 16
+    public var sendersPerEndpoint = 4
 
     public init() {}
 
     var dispatcher: WebhookDispatcher.Configuration {
-        WebhookDispatcher.Configuration(pollInterval: pollInterval, timeout: timeout, schedule: schedule)
+        WebhookDispatcher.Configuration(
+            pollInterval: pollInterval,
+            timeout: timeout,
+            batch: senders,
+            perEndpoint: sendersPerEndpoint,
+            schedule: schedule
+        )
     }
 }

@@ -194,6 +194,45 @@ struct WebhookAPITests {
         #expect(fixture.logs.all.contains { $0.contains("webhook delivery failed") && $0.contains("status=500") })
     }
 
+    @Test("an endpoint that does not answer holds only its share of the senders: another merchant's event overtakes its queue")
+    func slowEndpointShare() async throws {
+        let fixture = try await APIFixture()
+        let receiver = WebhookReceiver()
+        try await receiver.application().test(.live) { hook in
+            var api = CaptureAPI(vault: fixture.vault)
+            api.webhooks = Self.fast()
+            api.webhooks.timeout = .seconds(3)
+            api.webhooks.senders = 4
+            api.webhooks.sendersPerEndpoint = 2
+            try await api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger()).test(.live) { client in
+                // Nothing listens on port 1: each attempt waits out the 3 s.
+                let nobody = #"{"url": "http://127.0.0.1:1/hook"}"#
+                let (_, dead) = try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: nobody)
+                let deadID = try decode(Endpoint.self, dead).id
+                let live = #"{"url": "http://127.0.0.1:\#(try #require(hook.port))/hook"}"#
+                _ = try await client.send(.post, "/v1/webhook_endpoints", key: fixture.other.secret, json: live)
+                for (keys, count) in [(fixture.shop, 8), (fixture.other, 1)] {
+                    for _ in 0..<count {
+                        let (_, tokenData) = try await client.send(.post, "/v1/tokens", key: keys.publishable, json: visaBody)
+                        let token = try decode(TokenBody.self, tokenData)
+                        let charge = #"{"token": "\#(token.id)", "amount": 1999, "currency": "EUR"}"#
+                        #expect(try await client.send(.post, "/v1/transactions", key: keys.secret, json: charge).0 == .created)
+                    }
+                }
+                let start = ContinuousClock.now
+                try await receiver.wait(for: 1)
+                let waited = ContinuousClock.now - start
+                #expect(receiver.received.count == 1)
+                #expect(waited < .milliseconds(2500), "the other merchant's event waited \(waited) behind the dead endpoint's")
+                // The dead endpoint's queue was still there to overtake: not all of its eight were tried yet.
+                let (_, listData) = try await client.send(.get, "/v1/webhook_endpoints/\(deadID)/deliveries", key: fixture.shop.secret)
+                let list = try JSONSerialization.jsonObject(with: listData) as? [String: Any]
+                let tried = (list?["data"] as? [[String: Any]] ?? []).filter { ($0["attempts"] as? [Any])?.isEmpty == false }
+                #expect(tried.count < 8, "\(tried.count) of the dead endpoint's deliveries were already tried")
+            }
+        }
+    }
+
     @Test("an endpoint whose stored URL cannot be sent to (port 65536, saved before the check) is a failed attempt; the server stays up")
     func unsendableURL() async throws {
         let store = try SQLiteVaultStore.inMemory()

@@ -205,6 +205,35 @@ struct WebhookTests {
         #expect(delivery.attempts[0].durationMilliseconds == 12)
     }
 
+    @Test("a lease gives no endpoint more than its share of senders, counting those already on their way; the oldest go first")
+    func sharePerEndpoint() async throws {
+        let fixture = try await VaultFixture()
+        let payments = Self.payments(fixture)
+        let slow = try await payments.createWebhookEndpoint(url: "https://slow.example/hooks", events: nil, merchantID: fixture.merchantID)
+        let quick = try await payments.createWebhookEndpoint(url: "https://quick.example/hooks", events: nil, merchantID: fixture.merchantID)
+        var charges: [String] = []
+        for _ in 0..<5 {
+            charges.append(try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID).id)
+            fixture.clock.advance(seconds: 1)
+        }
+        func lease(sending: [String: Int]) async throws -> [(endpoint: String, transaction: String?)] {
+            try await payments.dueWebhookDeliveries(limit: 100, lease: .seconds(60), perEndpoint: 2, sending: sending).map { due in
+                let event = try JSONDecoder().decode(EventBody.self, from: Data(due.body))
+                return (due.delivery.endpointID, event.data.object["id"].flatMap { if case .text(let id) = $0 { id } else { nil } })
+            }
+        }
+        // One delivery to the slow endpoint is still on its way: it gets one more, the quick one two.
+        let first = try await lease(sending: [slow.endpoint.id: 1])
+        #expect(first.filter { $0.endpoint == slow.endpoint.id }.map(\.transaction) == [charges[0]])
+        #expect(first.filter { $0.endpoint == quick.endpoint.id }.map(\.transaction) == [charges[0], charges[1]])
+        // Both at their share: nothing, though more are due.
+        #expect(try await lease(sending: [slow.endpoint.id: 2, quick.endpoint.id: 2]).isEmpty)
+        // The quick endpoint's two are done: its next two, oldest first.
+        let second = try await lease(sending: [slow.endpoint.id: 2])
+        #expect(second.map(\.endpoint) == [quick.endpoint.id, quick.endpoint.id])
+        #expect(second.map(\.transaction) == [charges[2], charges[3]])
+    }
+
     @Test("an event and its change commit together: when the event cannot be written, the refund is not recorded either")
     func oneTransaction() async throws {
         struct Broken: WebhookObjectWriter {

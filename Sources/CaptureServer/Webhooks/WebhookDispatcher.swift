@@ -23,6 +23,8 @@ struct WebhookDispatcher: Service {
         var timeout: Duration = .seconds(10)
         /// Deliveries sent at once.
         var batch = 16
+        /// Deliveries sent at once to one endpoint.
+        var perEndpoint = 4
         var schedule = Payments.WebhookSchedule()
     }
 
@@ -48,24 +50,65 @@ struct WebhookDispatcher: Service {
         try? await client.shutdown()
     }
 
+    /// Keeps up to `batch` deliveries on their way: as each one ends, more due ones are
+    /// leased, so that a slow endpoint holds only its own (at most `perEndpoint` at once),
+    /// never the deliveries behind it.
     private func dispatch(with client: HTTPClient) async {
-        while !Task.isCancelled {
-            var sent = 0
-            do {
-                let lease = configuration.timeout * 3
-                let due = try await payments.dueWebhookDeliveries(limit: configuration.batch, lease: lease)
-                sent = due.count
-                await withTaskGroup(of: Void.self) { group in
-                    for delivery in due {
-                        group.addTask { await send(delivery, with: client) }
+        enum Done: Sendable {
+            case sent(endpointID: String)
+            case waited
+        }
+        let lease = configuration.timeout * 3
+        await withTaskGroup(of: Done.self) { group in
+            var sending: [String: Int] = [:]
+            var inFlight = 0
+            var waiting = false
+            while !Task.isCancelled {
+                var leased = 0
+                let room = configuration.batch - inFlight
+                if room > 0 {
+                    do throws(VaultError) {
+                        let due = try await payments.dueWebhookDeliveries(
+                            limit: room,
+                            lease: lease,
+                            perEndpoint: configuration.perEndpoint,
+                            sending: sending
+                        )
+                        leased = due.count
+                        for delivery in due {
+                            let endpointID = delivery.delivery.endpointID
+                            sending[endpointID, default: 0] += 1
+                            inFlight += 1
+                            group.addTask {
+                                await send(delivery, with: client)
+                                return .sent(endpointID: endpointID)
+                            }
+                        }
+                    } catch {
+                        if Task.isCancelled { break }
+                        logger.error("reading the webhook queue failed", metadata: ["code": "\(error.code)"])
                     }
                 }
-            } catch {
-                if Task.isCancelled { return }
-                logger.error("reading the webhook queue failed", metadata: ["code": "\(error.code)"])
+                // Nothing more was due: look again after the poll interval, or sooner when a
+                // delivery ends (its endpoint may have more).
+                if leased < room && !waiting {
+                    waiting = true
+                    group.addTask {
+                        try? await Task.sleep(for: configuration.pollInterval)
+                        return .waited
+                    }
+                }
+                switch await group.next() {
+                case .sent(let endpointID)?:
+                    inFlight -= 1
+                    sending[endpointID] = sending[endpointID].flatMap { $0 > 1 ? $0 - 1 : nil }
+                case .waited?:
+                    waiting = false
+                case nil:
+                    break
+                }
             }
-            // A full batch suggests more are due: look again at once.
-            if sent < configuration.batch { try? await Task.sleep(for: configuration.pollInterval) }
+            group.cancelAll()
         }
     }
 

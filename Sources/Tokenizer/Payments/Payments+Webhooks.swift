@@ -209,11 +209,24 @@ extension Payments {
         }
     }
 
-    /// Leases up to `limit` deliveries that are due, for `lease`: long enough to send one.
-    public func dueWebhookDeliveries(limit: Int, lease: Duration) async throws(VaultError) -> [DueWebhookDelivery] {
+    /// Leases up to `limit` deliveries that are due, for `lease`: long enough to send one. No
+    /// endpoint gets more than `perEndpoint`, counting the caller's deliveries still `sending`
+    /// to it (by endpoint id).
+    public func dueWebhookDeliveries(
+        limit: Int,
+        lease: Duration,
+        perEndpoint: Int? = nil,
+        sending: [String: Int] = [:]
+    ) async throws(VaultError) -> [DueWebhookDelivery] {
         let now = vault.configuration.now()
         return try await storing("find due webhook deliveries") {
-            try await store.claimWebhookDeliveries(dueBy: now, leaseUntil: now.addingTimeInterval(lease.seconds), limit: limit)
+            try await store.claimWebhookDeliveries(
+                dueBy: now,
+                leaseUntil: now.addingTimeInterval(lease.seconds),
+                limit: limit,
+                perEndpoint: perEndpoint ?? limit,
+                sending: sending
+            )
         }
     }
 

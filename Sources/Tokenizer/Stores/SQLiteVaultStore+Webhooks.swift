@@ -101,19 +101,34 @@ extension SQLiteVaultStore {
 
     // MARK: - Deliveries
 
-    public func claimWebhookDeliveries(dueBy now: Date, leaseUntil: Date, limit: Int) async throws -> [DueWebhookDelivery] {
-        try await database.write { db in
+    public func claimWebhookDeliveries(
+        dueBy now: Date,
+        leaseUntil: Date,
+        limit: Int,
+        perEndpoint: Int,
+        sending: [String: Int]
+    ) async throws -> [DueWebhookDelivery] {
+        // The deliveries being sent, by endpoint, as a JSON object for json_each.
+        let busyJSON = String(decoding: try JSONEncoder().encode(sending), as: UTF8.self)
+        return try await database.write { db in
+            // Oldest first, but no endpoint past `perEndpoint` at once counting those already
+            // being sent: one endpoint that does not answer cannot take every sender.
             let rows = try Row.fetchAll(
                 db,
                 sql: """
+                    WITH due AS (
+                      SELECT id, endpoint_id, next_attempt_at,
+                        ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS place
+                      FROM webhook_delivery
+                      WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?))
                     UPDATE webhook_delivery SET lease_until = ?
                     WHERE id IN (
-                      SELECT id FROM webhook_delivery
-                      WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-                      ORDER BY next_attempt_at LIMIT ?)
+                      SELECT due.id FROM due LEFT JOIN json_each(?) AS busy ON busy.key = due.endpoint_id
+                      WHERE due.place + COALESCE(busy.value, 0) <= ?
+                      ORDER BY due.next_attempt_at, due.id LIMIT ?)
                     RETURNING *
                     """,
-                arguments: [leaseUntil, now, now, limit]
+                arguments: [now, now, leaseUntil, busyJSON, perEndpoint, limit]
             )
             return try rows.map { row in
                 let delivery = try WebhookDeliveryRecord(row: row)

@@ -156,8 +156,15 @@ public protocol VaultStore: Sendable {
     func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String?
     /// Leases up to `limit` pending deliveries due by `now` until `leaseUntil`, atomically, so
     /// that two dispatchers never send one delivery at once; a lease that lapsed (its process
-    /// died) is taken over.
-    func claimWebhookDeliveries(dueBy now: Date, leaseUntil: Date, limit: Int) async throws -> [DueWebhookDelivery]
+    /// died) is taken over. Oldest first, with at most `perEndpoint` for one endpoint together
+    /// with the caller's deliveries still `sending` to it (counts by endpoint id).
+    func claimWebhookDeliveries(
+        dueBy now: Date,
+        leaseUntil: Date,
+        limit: Int,
+        perEndpoint: Int,
+        sending: [String: Int]
+    ) async throws -> [DueWebhookDelivery]
     /// Records an attempt and what follows it, and ends the delivery's lease.
     func finishWebhookAttempt(_ attempt: WebhookAttemptRecord, outcome: WebhookAttemptOutcome) async throws
     func webhookDelivery(id: String, merchantID: String) async throws -> WebhookDeliveryRecord?
