@@ -58,7 +58,7 @@ enum APIBody {
         let refusal =
             tooLarge
             ?? APIError(.contentTooLarge, .invalidRequest, code: "body_too_large", message: "the request body is over \(limit / 1024) KiB")
-        if let declared = request.headers[.contentLength].flatMap(Int.init) {
+        if let declared = request.headers[.contentLength].flatMap(declaredLength) {
             guard declared <= limit else { throw refusal }
             // The parser holds the body to its declared length: it cannot run over.
             return try await request.body.collect(upTo: limit)
@@ -73,6 +73,13 @@ enum APIBody {
             collected.writeImmutableBuffer(chunk)
         }
         return collected
+    }
+
+    /// A Content-Length's value: digits past `Int.max` (2^63 and up) are a length over any
+    /// limit, refused at once rather than read as a body of unknown length.
+    static func declaredLength(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int(text) ?? Int.max
     }
 
     static func describe(_ error: DecodingError, body: [UInt8]) -> APIError {

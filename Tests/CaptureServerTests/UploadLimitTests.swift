@@ -131,6 +131,24 @@ struct UploadLimitTests {
         }
     }
 
+    @Test("a Content-Length past 64 bits is a body over the limit: 413 at once, nothing read first")
+    func hugeDeclaredLength() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.live) { client in
+            let port = try #require(client.port)
+            for length in ["9223372036854775808", "18446744073709551615"] {
+                let connection = try RawConnection(port: port)
+                var head = RawConnection.head("/v1/tokens", key: fixture.shop.publishable, type: "application/json", length: 0)
+                head = Array(String(decoding: head, as: UTF8.self).replacingOccurrences(of: "Content-Length: 0", with: "Content-Length: \(length)").utf8)
+                let start = ContinuousClock.now
+                #expect(await connection.send(head + Array(#"{"number": "#.utf8)))
+                let answer = await connection.receive()
+                #expect(answer.hasPrefix("HTTP/1.1 413") && answer.contains("body_too_large"), "\(answer.prefix(80))")
+                #expect(ContinuousClock.now - start < .seconds(3), "answered only after draining")
+            }
+        }
+    }
+
     @Test("the scanner's places are taken before an image is read: with every place held by a slow upload, the next is 429 at once")
     func placeBeforeBody() async throws {
         let fixture = try await APIFixture()
