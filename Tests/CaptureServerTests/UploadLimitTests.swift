@@ -138,8 +138,11 @@ struct UploadLimitTests {
             let port = try #require(client.port)
             for length in ["9223372036854775808", "18446744073709551615"] {
                 let connection = try RawConnection(port: port)
-                var head = RawConnection.head("/v1/tokens", key: fixture.shop.publishable, type: "application/json", length: 0)
-                head = Array(String(decoding: head, as: UTF8.self).replacingOccurrences(of: "Content-Length: 0", with: "Content-Length: \(length)").utf8)
+                let zero = String(
+                    decoding: RawConnection.head("/v1/tokens", key: fixture.shop.publishable, type: "application/json", length: 0),
+                    as: UTF8.self
+                )
+                let head = Array(zero.replacingOccurrences(of: "Content-Length: 0", with: "Content-Length: \(length)").utf8)
                 let start = ContinuousClock.now
                 #expect(await connection.send(head + Array(#"{"number": "#.utf8)))
                 let answer = await connection.receive()
