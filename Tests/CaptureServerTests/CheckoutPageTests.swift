@@ -147,6 +147,7 @@ struct CheckoutPageTests {
             let wrong = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: madeUp)
             for refused in [noCookie, otherToken, wrong] {
                 #expect(refused.status == .forbidden && refused.html.contains("nothing was charged"))
+                #expect(!refused.html.contains("4242424242424242") && !refused.html.contains("4242 4242"), "the card is not written back")
             }
             let cancel = try await client.visit(.post, "/pay/\(id)/cancel", form: ["csrf": try page.formToken()])
             #expect(cancel.status == .forbidden)

@@ -124,7 +124,7 @@ extension CheckoutPageRoutes {
             return message(.unprocessableContent, Self.sentence(error.message) + " Go back and correct it.")
         }
         if let error = error as? VaultError, error.code == .checkoutSessionNotOpen {
-            return message(.conflict, Self.sentence(error.message) + ". Reload the page to see where it stands.")
+            return message(.conflict, Self.sentence(error.message) + " Reload the page to see where it stands.")
         }
         context.logger.error("checkout page \(id.prefix(40)) failed: \(error)")
         return message(.internalServerError, "Something went wrong on our side; nothing was charged by this attempt. Reload the page and try again.")
@@ -206,7 +206,7 @@ extension CheckoutPageRoutes {
     static let unreadable = CheckoutPages.Notice(kind: "error", text: "The form could not be read. Fill it in again and press Pay.")
     static let staleForm = CheckoutPages.Notice(
         kind: "error",
-        text: "This form had expired or was not sent from this page, so nothing was charged. Check the details and try again."
+        text: "This form had expired or was not sent from this page, so nothing was charged. Enter the card again."
     )
 
     static func tries(_ count: Int) -> String { count == 1 ? "1 try" : "\(count) tries" }

@@ -78,7 +78,9 @@ struct CheckoutPageRoutes {
             }
             var form = typed(submission)
             guard formTokenIsValid(submission.csrf, sessionID: id, request: request) else {
-                return again(.forbidden, form, Self.staleForm)
+                // Not sent from this page (or too late): the card is not written back into
+                // a page a forged post asked for; only the name is kept.
+                return again(.forbidden, CheckoutPages.Form(name: form.name), Self.staleForm)
             }
             guard let card = check(submission, session: session, into: &form) else {
                 return again(.unprocessableContent, form, nil)
