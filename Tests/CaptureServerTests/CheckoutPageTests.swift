@@ -31,6 +31,11 @@ struct CheckoutPageTests {
             let policy = page.headers[.contentSecurityPolicy] ?? ""
             #expect(policy.contains("form-action 'self' https://shop.example;"))
             #expect(policy.contains("frame-ancestors 'none'") && policy.contains("script-src 'self'") && policy.contains("default-src 'none'"))
+            // A shop with an international name: the policy names it as browsers compare it, in its xn-- form.
+            let international = Self.sessionBody.replacingOccurrences(of: "https://shop.example/done", with: "https://例え.jp/done")
+            let otherID = try await client.openSession(fixture, international)
+            let otherPolicy = try await client.visit(.get, "/pay/\(otherID)").headers[.contentSecurityPolicy] ?? ""
+            #expect(otherPolicy.contains("form-action 'self' https://shop.example https://xn--r8jz45g.jp;"), "\(otherPolicy)")
             #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
             #expect(page.headers[.cacheControl] == "no-store")
             #expect(page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")

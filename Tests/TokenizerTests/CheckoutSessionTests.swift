@@ -81,6 +81,8 @@ struct CheckoutSessionTests {
             ("return_url", wrong { $0.returnURL = "/done" }),
             ("return_url", wrong { $0.returnURL = "https://" + String(repeating: "a", count: 2100) + ".example" }),
             ("return_url", wrong { $0.returnURL = "https://shop.example:99999/done" }),
+            // A host the page's security policy could not name: the redirect after paying would be blocked.
+            ("return_url", wrong { $0.returnURL = "https://a.example%2fevil.example/done" }),
             ("cancel_url", wrong { $0.cancelURL = "javascript:alert(1)" }),
             ("cancel_url", wrong { $0.cancelURL = "https://shop.example:0/back" }),
             ("cancel_url", wrong { $0.cancelURL = "https://buyer:secret@shop.example/back" }),

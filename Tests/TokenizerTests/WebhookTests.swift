@@ -289,6 +289,19 @@ struct WebhookTests {
         #expect(listed?.code == .webhookEndpointNotFound)
     }
 
+    @Test(
+        "endpoint URLs that are taken: a port, an IPv6 address, an international name either way, a query",
+        arguments: [
+            "https://shop.example:8443/hooks", "http://[::1]:9000/hooks", "https://xn--r8jz45g.jp/hooks", "https://例え.jp/hooks",
+            "https://shop.example/h?k=v",
+        ]
+    )
+    func endpointTaken(url: String) async throws {
+        let fixture = try await VaultFixture()
+        let created = try await Self.payments(fixture).createWebhookEndpoint(url: url, events: nil, merchantID: fixture.merchantID)
+        #expect(created.endpoint.url == url)
+    }
+
     @Test("an endpoint needs an http(s) URL and known event types, and a merchant may have 16")
     func endpointChecks() async throws {
         let fixture = try await VaultFixture()

@@ -191,11 +191,12 @@ extension CheckoutPageRoutes {
         return headers
     }()
 
-    /// `https://shop.example:8443` of a URL, for the policy; nil when its host is anything
-    /// but plain letters, digits, dots, dashes and IPv6 brackets.
+    /// `https://shop.example:8443` of a URL, for the policy, an international name in its
+    /// xn-- form (as browsers compare it); nil when its host is anything but plain letters,
+    /// digits, dots, dashes and IPv6 brackets.
     static func origin(_ url: String) -> String? {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            let host = components.percentEncodedHost, !host.isEmpty
+            let host = components.encodedHost, !host.isEmpty
         else { return nil }
         guard CheckoutRoutes.isPlainAuthority(host) else { return nil }
         return scheme + "://" + host + (components.port.map { ":\($0)" } ?? "")

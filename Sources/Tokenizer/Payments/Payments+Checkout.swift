@@ -287,6 +287,17 @@ extension Payments {
         else {
             throw VaultError(.invalidRequest, "\(param) must be an absolute http or https URL of at most 2048 characters", param: param)
         }
+        // Letters, digits, dots and dashes once an international name is in its xn-- form
+        // (IPv6 in brackets): a host the hosted page's security policy can name.
+        guard let encodedHost = url.encodedHost,
+            encodedHost.unicodeScalars.allSatisfy({ $0.isASCII && (plainHost.contains(Character($0))) })
+        else {
+            throw VaultError(
+                .invalidRequest,
+                "\(param)'s host must be a domain name or an IP address",
+                param: param
+            )
+        }
         if let port = url.port, !(1...65_535).contains(port) {
             throw VaultError(.invalidRequest, "\(param) names port \(port); a port is a number from 1 to 65535", param: param)
         }
@@ -294,6 +305,8 @@ extension Payments {
             throw VaultError(.invalidRequest, "\(param) must not hold a user name or password (user:password@)", param: param)
         }
     }
+
+    private static let plainHost = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
 
     /// A tax rate in thousandths of a percent ("8.5" is 8500), from 0 to 100 %.
     static func taxRate(_ text: String) throws(VaultError) -> Int {
