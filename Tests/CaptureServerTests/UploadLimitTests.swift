@@ -131,7 +131,7 @@ struct UploadLimitTests {
         }
     }
 
-    @Test("a Content-Length past 64 bits is a body over the limit: 413 at once, nothing read first")
+    @Test("a Content-Length past 64 bits is a body over the limit: 413 without waiting for the body")
     func hugeDeclaredLength() async throws {
         let fixture = try await APIFixture()
         try await fixture.application().test(.live) { client in
@@ -143,11 +143,11 @@ struct UploadLimitTests {
                     as: UTF8.self
                 )
                 let head = Array(zero.replacingOccurrences(of: "Content-Length: 0", with: "Content-Length: \(length)").utf8)
-                let start = ContinuousClock.now
+                // The body stops short: read as a body of unknown length, it waited for more and
+                // nothing came back within the socket's 5 s.
                 #expect(await connection.send(head + Array(#"{"number": "#.utf8)))
                 let answer = await connection.receive()
                 #expect(answer.hasPrefix("HTTP/1.1 413") && answer.contains("body_too_large"), "\(answer.prefix(80))")
-                #expect(ContinuousClock.now - start < .seconds(3), "answered only after draining")
             }
         }
     }
