@@ -15,6 +15,10 @@ struct ValidatorTests {
         #expect(validator.validate(cvc: "1234").isValid)
         #expect(validator.validate(cvc: "12").cvc?.failure?.code == .invalidCVC)
         #expect(validator.validate(cvc: "12a").cvc?.failure?.code == .invalidCVC)
+        // Space around the code is let go; inside it, it is a mistake, not a 4-digit code.
+        #expect(validator.validate(number: "4111111111111111", cvc: " 123 ").isValid)
+        #expect(validator.validate(cvc: "12 34").cvc?.failure?.code == .invalidCVC)
+        #expect(validator.validate(number: "378282246310005", cvc: "12 34").cvc?.failure?.code == .invalidCVC)
         // A number with a bad check digit still tells the CVC its brand.
         #expect(validator.validate(number: "378282246310006", cvc: "123").cvc?.failure?.code == .invalidCVC)
     }

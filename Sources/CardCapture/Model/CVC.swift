@@ -8,7 +8,8 @@ public struct CVC: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
     ///
     /// - Throws: ``CardValidationError`` `invalid_cvc`.
     public init(_ input: String, brand: CardBrand?) throws(CardValidationError) {
-        let text = input.filter { !$0.isWhitespace }
+        // White space around it is let go; inside it ("12 3") it is a typing mistake.
+        let text = Substring(input).drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
         guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else {
             throw CardValidationError(
                 .invalidCVC,
@@ -29,7 +30,7 @@ public struct CVC: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
                 throw CardValidationError(.invalidCVC, .cvc, "a security code has 3 or 4 digits; this one has \(text.count)")
             }
         }
-        self.digits = text
+        self.digits = String(text)
     }
 
     /// The digits. Use them only to encrypt or to hand to a processor.
