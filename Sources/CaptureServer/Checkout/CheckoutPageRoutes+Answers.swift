@@ -198,7 +198,7 @@ extension CheckoutPageRoutes {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             let host = components.encodedHost, !host.isEmpty
         else { return nil }
-        guard CheckoutRoutes.isPlainAuthority(host) else { return nil }
+        guard Payments.isPlainAuthority(host) else { return nil }
         return scheme + "://" + host + (components.port.map { ":\($0)" } ?? "")
     }
 

@@ -114,18 +114,10 @@ struct CheckoutRoutes {
     /// that is not a plain host and port is not put in a link.
     private func baseURL(_ request: Request) -> String {
         if let publicURL { return publicURL }
-        guard let authority = request.head.authority, authority.count <= 255, Self.isPlainAuthority(authority) else {
+        guard let authority = request.head.authority, authority.count <= 255, Payments.isPlainAuthority(authority) else {
             return "http://127.0.0.1"
         }
         return "http://" + authority
-    }
-
-    private static let authorityCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
-
-    /// Whether a host (or host and port) is only letters, digits, dots, dashes, colons and
-    /// IPv6 brackets: safe to put in a link or a security policy as it is.
-    static func isPlainAuthority(_ text: String) -> Bool {
-        !text.isEmpty && text.allSatisfy(authorityCharacters.contains)
     }
 
     /// A checkout session as the API shows it.

@@ -105,7 +105,8 @@ struct WebhookDispatcher: Service {
                 case .waited?:
                     waiting = false
                 case nil:
-                    break
+                    // Nothing on its way and no wait set (not expected): wait, never spin.
+                    try? await Task.sleep(for: configuration.pollInterval)
                 }
             }
             group.cancelAll()

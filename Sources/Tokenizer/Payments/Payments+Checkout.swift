@@ -289,9 +289,7 @@ extension Payments {
         }
         // Letters, digits, dots and dashes once an international name is in its xn-- form
         // (IPv6 in brackets): a host the hosted page's security policy can name.
-        guard let encodedHost = url.encodedHost,
-            encodedHost.unicodeScalars.allSatisfy({ $0.isASCII && (plainHost.contains(Character($0))) })
-        else {
+        guard let host = url.encodedHost, isPlainAuthority(host) else {
             throw VaultError(
                 .invalidRequest,
                 "\(param)'s host must be a domain name or an IP address",
@@ -306,7 +304,13 @@ extension Payments {
         }
     }
 
-    private static let plainHost = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
+    /// Whether a host (or host and port) is only letters, digits, dots, dashes, colons and
+    /// IPv6 brackets: safe to put in a link or a security policy as it is.
+    public static func isPlainAuthority(_ text: String) -> Bool {
+        !text.isEmpty && text.allSatisfy(authorityCharacters.contains)
+    }
+
+    private static let authorityCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
 
     /// A tax rate in thousandths of a percent ("8.5" is 8500), from 0 to 100 %.
     static func taxRate(_ text: String) throws(VaultError) -> Int {
