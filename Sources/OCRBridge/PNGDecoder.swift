@@ -159,7 +159,9 @@ public struct PNGDecoder: Sendable {
     }
 
     static func readFile(_ path: String, maxBytes: Int) throws(OCRError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking: opening a FIFO for reading would otherwise wait for a writer, before
+        // the check below could refuse it. A regular file reads the same either way.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             throw OCRError(.imageUnreadable, "cannot open \(path): \(String(cString: strerror(errno)))")
         }

@@ -124,6 +124,17 @@ struct PNGDecoderTests {
         }
     }
 
+    @Test("a named pipe is refused at once, not waited on for a writer")
+    func namedPipe() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pipe-\(UUID().uuidString).png").path
+        try #require(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        // Without a writer, a blocking open never returns: the test would hang, not fail.
+        #expect { try PNGDecoder().decode(contentsOf: path) } throws: {
+            ($0 as? OCRError)?.code == .imageUnreadable && ($0 as? OCRError)?.message.contains("not a regular file") == true
+        }
+    }
+
     @Test("random bytes after a PNG signature never crash the decoder")
     func garbage() {
         var generator = SystemRandomNumberGenerator()
