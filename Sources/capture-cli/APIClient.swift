@@ -41,7 +41,8 @@ struct APIClient {
     }
 
     /// The status and JSON body of a request; a server that cannot be reached ends the
-    /// command with status 2 and says which server it tried.
+    /// command with status 2 and says which server it tried. A request that got no answer
+    /// says it may have been carried out, and how to retry it safely.
     func send(_ method: String, _ path: String, body: [String: Any]? = nil, idempotencyKey: String? = nil) async throws -> (Int, Data) {
         var request = URLRequest(url: base.appendingPathComponent(path))
         request.httpMethod = method
@@ -51,12 +52,46 @@ struct APIClient {
             request.httpBody = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
         }
         if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
+        let data: Data
+        let response: URLResponse
         do {
-            let (data, response) = try await URLSession.shared.data(for: request)
-            return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+            (data, response) = try await Self.session.data(for: request)
+        } catch let error as URLError where method != "GET" && [.timedOut, .networkConnectionLost].contains(error.code) {
+            let retry =
+                idempotencyKey.map { "run it again with --idempotency-key \($0) to get its result without doing it twice" }
+                ?? "look before you try again"
+            Terminal.writeError(
+                "capture-cli: no answer from the API at \(base.absoluteString) (\(error.code == .timedOut ? "timed out" : "connection lost")): the request may have been carried out; \(retry)"
+            )
+            throw ExitCode(2)
         } catch {
             Terminal.writeError("capture-cli: cannot reach the API at \(base.absoluteString): is `capture-cli serve` running there?")
             throw ExitCode(2)
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        if (300..<400).contains(status) {
+            // Followed, the key would go to wherever the redirect points.
+            Terminal.writeError(
+                "capture-cli: the server at \(base.absoluteString) answered \(status), a redirect; the API never redirects, so it was not followed and the key went nowhere else: check --server"
+            )
+            throw ExitCode(2)
+        }
+        return (status, data)
+    }
+
+    /// One session for the process, that follows no redirect (the key must not go to another
+    /// host a server points at).
+    private static let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+
+    private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+        func urlSession(
+            _ session: URLSession,
+            task: URLSessionTask,
+            willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest,
+            completionHandler: @escaping (URLRequest?) -> Void
+        ) {
+            completionHandler(nil)
         }
     }
 

@@ -47,7 +47,9 @@ struct ChargeCommand: AsyncParsableCommand {
         body["client"] = client
         body["description"] = description
         if save { body["save_payment_method"] = true }
-        let (status, data) = try await server.client().send("POST", "v1/transactions", body: body, idempotencyKey: idempotencyKey)
+        // A key even when none was given: a retry after a lost answer can then name it.
+        let key = idempotencyKey ?? "cli_" + UUID().uuidString
+        let (status, data) = try await server.client().send("POST", "v1/transactions", body: body, idempotencyKey: key)
         let transaction = try APIClient.object(status, data)
         let outcome = transaction["status"] as? String ?? "unknown"
         if server.json {
