@@ -128,7 +128,8 @@ struct CheckoutCommand: AsyncParsableCommand {
 
         func validate() throws {
             guard interval >= 0.1, interval <= 600 else { throw ValidationError("--interval is 0.1 to 600 seconds") }
-            if let timeout, timeout <= 0 { throw ValidationError("--timeout must be more than 0 seconds") }
+            // NaN fails every comparison, so it is refused by what it is not.
+            if let timeout, !(timeout > 0 && timeout.isFinite) { throw ValidationError("--timeout must be a number of seconds more than 0") }
         }
 
         func run() async throws {

@@ -40,6 +40,11 @@ struct CheckoutCommandTests {
             // Still open when the timeout passes: 2, and it says so.
             let waited = try CLIRunner.run(["checkout", "wait", String(id), "--interval", "0.2", "--timeout", "0.5"] + common)
             #expect(waited.status == 2 && waited.stderr.contains("still open"))
+            for bad in ["nan", "inf", "0"] {
+                let refused = try CLIRunner.run(["checkout", "wait", String(id), "--timeout", bad] + common)
+                #expect(refused.status == 2, "--timeout \(bad): \(refused.status) \(refused.stderr)")
+                #expect(refused.stderr.contains("--timeout must be"), "\(refused.stderr)")
+            }
 
             // Paid on the page: wait prints the payment and exits 0.
             try Self.payOnPage(server.url + "/pay/" + id)
