@@ -127,7 +127,12 @@ final class InnerFenceRequest {
             throw Problem(message: "not an Inner Fence charge request: it starts com-innerfence-ccterminal://charge/1.0.0/?amount=…")
         }
         var values: [String: String] = [:]
-        for item in components.queryItems ?? [] { values[item.name] = item.value ?? "" }
+        for item in components.queryItems ?? [] {
+            // Which of two amounts would be meant is not ours to guess: nothing is charged.
+            guard values.updateValue(item.value ?? "", forKey: item.name) == nil else {
+                throw Problem(message: "\(item.name.prefix(40)) is given twice in the request; give each parameter once")
+            }
+        }
         currency = (values["currency"] ?? "USD").uppercased()
         guard let exponent = try? Currency(currency).exponent else {
             throw Problem(message: "currency '\(currency.prefix(10))' is not an ISO 4217 currency code")
@@ -154,6 +159,14 @@ final class InnerFenceRequest {
         let name = [values["firstName"], values["lastName"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
         holder = name.isEmpty ? nil : name
         returnURL = values["returnURL"].flatMap { $0.isEmpty ? nil : $0 }
+        // Checked before any card is taken: the answer goes back there once money has moved.
+        if let returnURL {
+            guard let url = URLComponents(string: returnURL), let scheme = url.scheme?.lowercased(),
+                !["javascript", "data", "vbscript", "file"].contains(scheme)
+            else {
+                throw Problem(message: "returnURL must be an absolute URL to return to (such as myapp://done or https://…)")
+            }
+        }
     }
 
     /// Prints the returnURL with the answer as the last line of standard output (nothing

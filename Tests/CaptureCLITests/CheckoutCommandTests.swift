@@ -104,6 +104,16 @@ struct CheckoutCommandTests {
             #expect(wrong.status == 2 && wrong.stderr.contains("not an Inner Fence charge request"))
             let noAmount = try CLIRunner.run(["charge-url", "com-innerfence-ccterminal://charge/1.0.0/?amount=1.999"] + common)
             #expect(noAmount.status == 2 && noAmount.stderr.contains("at most 2 decimals"))
+            // Refused before any card is asked for (no input is given): nothing is charged.
+            for (request, says) in [
+                ("com-innerfence-ccterminal://charge/1.0.0/?amount=10&amount=20", "amount is given twice"),
+                ("com-innerfence-ccterminal://charge/1.0.0/?amount=10&returnURL=javascript:alert(1)", "returnURL must be"),
+                ("com-innerfence-ccterminal://charge/1.0.0/?amount=10&returnURL=%25ZZ", "returnURL must be"),
+            ] {
+                let refused = try CLIRunner.run(["charge-url", request] + common)
+                #expect(refused.status == 2 && refused.stderr.contains(says), "\(request): \(refused.stderr)")
+                #expect(!refused.stdout.contains("approved"))
+            }
         }
     }
 
