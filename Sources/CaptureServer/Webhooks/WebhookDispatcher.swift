@@ -60,12 +60,12 @@ struct WebhookDispatcher: Service {
         }
         let lease = configuration.timeout * 3
         await withTaskGroup(of: Done.self) { group in
+            // Deliveries on their way, by endpoint.
             var sending: [String: Int] = [:]
-            var inFlight = 0
             var waiting = false
             while !Task.isCancelled {
                 var leased = 0
-                let room = configuration.batch - inFlight
+                let room = configuration.batch - sending.values.reduce(0, +)
                 if room > 0 {
                     do throws(VaultError) {
                         let due = try await payments.dueWebhookDeliveries(
@@ -78,7 +78,6 @@ struct WebhookDispatcher: Service {
                         for delivery in due {
                             let endpointID = delivery.delivery.endpointID
                             sending[endpointID, default: 0] += 1
-                            inFlight += 1
                             group.addTask {
                                 await send(delivery, with: client)
                                 return .sent(endpointID: endpointID)
@@ -100,7 +99,6 @@ struct WebhookDispatcher: Service {
                 }
                 switch await group.next() {
                 case .sent(let endpointID)?:
-                    inFlight -= 1
                     sending[endpointID] = sending[endpointID].flatMap { $0 > 1 ? $0 - 1 : nil }
                 case .waited?:
                     waiting = false
