@@ -19,6 +19,14 @@ struct ValidatorTests {
         #expect(validator.validate(number: "4111111111111111", cvc: " 123 ").isValid)
         #expect(validator.validate(cvc: "12 34").cvc?.failure?.code == .invalidCVC)
         #expect(validator.validate(number: "378282246310005", cvc: "12 34").cvc?.failure?.code == .invalidCVC)
+        // Any white space around it, Unicode's too (a pasted no-break space, a line end).
+        for padded in ["\t123\r\n", "\u{A0}123\u{2003}", "\n 123"] {
+            #expect((try? CVC(padded, brand: .visa))?.revealed == "123", "\(padded.debugDescription)")
+        }
+        // Digits of other scripts, a digit with an accent, and white space alone are not a CVC.
+        for refused in ["１２３", "\u{663}\u{664}\u{665}", "123\u{301}", " \t ", ""] {
+            #expect(validator.validate(cvc: refused).cvc?.failure?.code == .invalidCVC, "\(refused.debugDescription)")
+        }
         // A number with a bad check digit still tells the CVC its brand.
         #expect(validator.validate(number: "378282246310006", cvc: "123").cvc?.failure?.code == .invalidCVC)
     }

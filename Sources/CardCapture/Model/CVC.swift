@@ -9,8 +9,8 @@ public struct CVC: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
     /// - Throws: ``CardValidationError`` `invalid_cvc`.
     public init(_ input: String, brand: CardBrand?) throws(CardValidationError) {
         // White space around it is let go; inside it ("12 3") it is a typing mistake.
-        let text = Substring(input).drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
-        guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else {
+        let text = Self.withoutSurroundingSpace(input)
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
             throw CardValidationError(
                 .invalidCVC,
                 .cvc,
@@ -18,19 +18,29 @@ public struct CVC: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
             )
         }
         if let brand {
-            guard text.count == brand.cvcLength else {
+            guard text.utf8.count == brand.cvcLength else {
                 throw CardValidationError(
                     .invalidCVC,
                     .cvc,
-                    "\(brand.displayName.first.map { "AEIOU".contains($0) } == true ? "an" : "a") \(brand.displayName) security code has \(brand.cvcLength) digits; this one has \(text.count)"
+                    "\(brand.displayName.first.map { "AEIOU".contains($0) } == true ? "an" : "a") \(brand.displayName) security code has \(brand.cvcLength) digits; this one has \(text.utf8.count)"
                 )
             }
         } else {
-            guard text.count == 3 || text.count == 4 else {
-                throw CardValidationError(.invalidCVC, .cvc, "a security code has 3 or 4 digits; this one has \(text.count)")
+            guard text.utf8.count == 3 || text.utf8.count == 4 else {
+                throw CardValidationError(.invalidCVC, .cvc, "a security code has 3 or 4 digits; this one has \(text.utf8.count)")
             }
         }
         self.digits = String(text)
+    }
+
+    /// `input` without the white space around it. Found by index, not by reversing the
+    /// characters twice and building a string from them one by one, which took a quarter of
+    /// a token's validation and sealing (perf, bench-api).
+    static func withoutSurroundingSpace(_ input: String) -> Substring {
+        guard let first = input.firstIndex(where: { !$0.isWhitespace }), let last = input.lastIndex(where: { !$0.isWhitespace }) else {
+            return ""
+        }
+        return input[first...last]
     }
 
     /// The digits. Use them only to encrypt or to hand to a processor.
