@@ -79,7 +79,11 @@ public final class APIMetrics: Sendable {
     }
 
     /// The handler kept under `key` in `made`, made on first use.
-    private static func handler<Key: Hashable & Sendable, Handler: Sendable>(in made: borrowing Mutex<[Key: Handler]>, _ key: Key, make: () -> Handler) -> Handler {
+    private static func handler<Key: Hashable & Sendable, Handler: Sendable>(
+        in made: borrowing Mutex<[Key: Handler]>,
+        _ key: Key,
+        make: () -> Handler
+    ) -> Handler {
         made.withLock { made in
             if let handler = made[key] { return handler }
             let handler = make()
