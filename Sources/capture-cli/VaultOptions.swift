@@ -26,6 +26,9 @@ struct VaultOptions: ParsableArguments {
             throw ExitCode(2)
         } catch let error as ExitCode {
             throw error
+        } catch let error as VaultFileError {
+            Terminal.writeError("capture-cli: \(error)")
+            throw ExitCode(2)
         } catch {
             Terminal.writeError("capture-cli: cannot open the vault database \(database): \(error.localizedDescription)")
             throw ExitCode(2)

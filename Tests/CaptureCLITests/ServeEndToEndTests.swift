@@ -133,6 +133,19 @@ struct ServeEndToEndTests {
         }
     }
 
+    @Test("a --database in a folder that does not exist, or naming a folder, is told as such, with status 2")
+    func unusableDatabasePath() throws {
+        try CLIRunner.withVaultFolder { folder, _ in
+            let missing = try CLIRunner.run(["keys", "list", "--database", folder.path + "/no-such-folder/vault.sqlite"])
+            #expect(missing.status == 2)
+            #expect(missing.stderr.contains("no-such-folder/vault.sqlite: No such file or directory; check that its folder exists"), "\(missing.stderr)")
+            let directory = try CLIRunner.run(["keys", "list", "--database", folder.path])
+            #expect(directory.status == 2)
+            #expect(directory.stderr.contains("is a folder; give the vault's file"), "\(directory.stderr)")
+            for output in [missing, directory] { #expect(!output.stderr.contains("The operation could not be completed")) }
+        }
+    }
+
     @Test("keys made by another process while the server runs leave its log in place: nothing written after is lost on restart")
     func secondProcess() throws {
         try CLIRunner.withVaultFolder { folder, database in

@@ -367,12 +367,19 @@ extension TokenRecord: FetchableRecord, TableRecord {
     }
 }
 
-/// A vault file whose access could not be restricted to its owner.
+/// A vault file that could not be created, or whose access could not be restricted to its
+/// owner: the message names the file, what failed and what to check.
 public struct VaultFileError: Error, CustomStringConvertible {
     public let path: String
     public let errno: Int32
 
     public var description: String {
-        "cannot make \(path) readable by its owner only: \(String(cString: strerror(errno)))"
+        let reason = String(cString: strerror(errno))
+        switch errno {
+        case ENOENT, ENOTDIR: return "cannot create \(path): \(reason); check that its folder exists"
+        case EISDIR: return "\(path) is a folder; give the vault's file, such as \(path)/capture-vault.sqlite"
+        case EACCES, EPERM, EROFS: return "cannot create or restrict \(path): \(reason); check the folder's permissions"
+        default: return "cannot create \(path) readable by its owner only: \(reason)"
+        }
     }
 }
