@@ -138,7 +138,10 @@ struct ServeEndToEndTests {
         try CLIRunner.withVaultFolder { folder, _ in
             let missing = try CLIRunner.run(["keys", "list", "--database", folder.path + "/no-such-folder/vault.sqlite"])
             #expect(missing.status == 2)
-            #expect(missing.stderr.contains("no-such-folder/vault.sqlite: No such file or directory; check that its folder exists"), "\(missing.stderr)")
+            #expect(
+                missing.stderr.contains("no-such-folder/vault.sqlite: No such file or directory; check that its folder exists"),
+                "\(missing.stderr)"
+            )
             let directory = try CLIRunner.run(["keys", "list", "--database", folder.path])
             #expect(directory.status == 2)
             #expect(directory.stderr.contains("is a folder; give the vault's file"), "\(directory.stderr)")
