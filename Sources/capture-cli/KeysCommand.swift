@@ -122,7 +122,7 @@ struct KeysCommand: AsyncParsableCommand {
         var json = false
 
         func run() async throws {
-            let opened = try await vault.openVault()
+            let opened = try await vault.openVault(existing: true)
             let (merchants, keys) = try await refusing { (try await opened.merchants(), try await opened.apiKeys(merchant: merchant)) }
             let now = Date()
             if json {
@@ -158,7 +158,7 @@ struct KeysCommand: AsyncParsableCommand {
         var json = false
 
         func run() async throws {
-            let opened = try await vault.openVault()
+            let opened = try await vault.openVault(existing: true)
             let revoked = try await refusing { try await opened.revokeAPIKey(key) }
             if json {
                 print(JSONLine.encode(KeyOutput(revoked, now: Date())))
@@ -216,7 +216,7 @@ struct KeysCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let opened = try await vault.openVault()
+            let opened = try await vault.openVault(existing: true)
             let kinds: Set<APIKeyKind> =
                 switch kind {
                 case .both: [.publishable, .secret]

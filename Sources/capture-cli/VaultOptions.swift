@@ -10,7 +10,17 @@ struct VaultOptions: ParsableArguments {
     /// Opens the store and its master key (from CAPTURE_MASTER_KEY, the key file, or new for a
     /// new vault, said once on standard error). A lost or wrong key ends the command with
     /// its message and status 2.
-    func openVault(configuration: Vault.Configuration = Vault.Configuration()) async throws -> Vault {
+    ///
+    /// - Parameter existing: only a vault that exists: commands that read or change keys
+    ///   (`keys list`, `revoke`, `rotate`) must not make a new empty vault and master key
+    ///   from a mistyped path.
+    func openVault(configuration: Vault.Configuration = Vault.Configuration(), existing: Bool = false) async throws -> Vault {
+        if existing, !FileManager.default.fileExists(atPath: database) {
+            Terminal.writeError(
+                "capture-cli: there is no vault at \(database); check --database (a vault is made by `capture-cli keys create` or `capture-cli serve`)"
+            )
+            throw ExitCode(2)
+        }
         do {
             let store = try SQLiteVaultStore(path: database)
             let environment = ProcessInfo.processInfo.environment[KeyRing.environmentVariable]

@@ -133,10 +133,11 @@ struct ServeEndToEndTests {
         }
     }
 
-    @Test("a --database in a folder that does not exist, or naming a folder, is told as such, with status 2")
+    @Test("a --database that is no vault is told as such, with status 2, and nothing is made or changed")
     func unusableDatabasePath() throws {
-        try CLIRunner.withVaultFolder { folder, _ in
-            let missing = try CLIRunner.run(["keys", "list", "--database", folder.path + "/no-such-folder/vault.sqlite"])
+        try CLIRunner.withVaultFolder { folder, database in
+            let missingFolder = folder.path + "/no-such-folder/vault.sqlite"
+            let missing = try CLIRunner.run(["keys", "create", "--merchant", "shop", "--database", missingFolder])
             #expect(missing.status == 2)
             #expect(
                 missing.stderr.contains("no-such-folder/vault.sqlite: No such file or directory; check that its folder exists"),
@@ -145,7 +146,21 @@ struct ServeEndToEndTests {
             let directory = try CLIRunner.run(["keys", "list", "--database", folder.path])
             #expect(directory.status == 2)
             #expect(directory.stderr.contains("is a folder; give the vault's file"), "\(directory.stderr)")
-            for output in [missing, directory] { #expect(!output.stderr.contains("The operation could not be completed")) }
+            // A mistyped path for a command that reads keys makes no new vault and key.
+            let typo = try CLIRunner.run(["keys", "list", "--database", database])
+            #expect(typo.status == 2)
+            #expect(typo.stderr.contains("there is no vault at \(database)"), "\(typo.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: database) && !FileManager.default.fileExists(atPath: database + ".key"))
+            // A file that is no database keeps its mode, and no key is made beside it.
+            let notes = folder.appendingPathComponent("notes.txt").path
+            try Data("shopping list\n".utf8).write(to: URL(fileURLWithPath: notes))
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: notes)
+            let text = try CLIRunner.run(["keys", "create", "--merchant", "shop", "--database", notes])
+            #expect(text.status == 2)
+            #expect(text.stderr.contains("is not a vault database"), "\(text.stderr)")
+            #expect((try FileManager.default.attributesOfItem(atPath: notes)[.posixPermissions] as? NSNumber)?.intValue == 0o644)
+            #expect(!FileManager.default.fileExists(atPath: notes + ".key"))
+            for output in [missing, directory, typo, text] { #expect(!output.stderr.contains("The operation could not be completed")) }
         }
     }
 

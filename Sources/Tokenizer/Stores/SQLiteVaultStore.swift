@@ -68,11 +68,29 @@ public struct SQLiteVaultStore: VaultStore {
     /// from it and its -wal and -shm files when they exist (SQLite gives the companions the
     /// database file's mode).
     static func restrictFiles(of path: String) throws {
+        // Nothing is changed in a file that is not a database: its mode is its owner's.
+        guard holdsDatabaseOrNothing(path) else { throw VaultFileError(notADatabase: path) }
         let created = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard created >= 0 else { throw VaultFileError(path: path, errno: errno) }
         close(created)
         try restrictModes(of: path)
     }
+
+    /// Whether the file at `path` is missing, empty (SQLite makes a database of it), or starts
+    /// as every SQLite database does. Read without blocking, so that a named pipe is no wait;
+    /// a folder or an unreadable file is left to the open that follows, which says why.
+    static func holdsDatabaseOrNothing(_ path: String) -> Bool {
+        let file = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard file >= 0 else { return true }
+        defer { close(file) }
+        var header = [UInt8](repeating: 0, count: sqliteHeader.count)
+        let count = read(file, &header, header.count)
+        guard count > 0 else { return true }
+        return count == header.count && header == sqliteHeader
+    }
+
+    /// The first 16 bytes of every SQLite database file.
+    static let sqliteHeader = Array("SQLite format 3\u{0}".utf8)
 
     /// Takes group and other access away from the database and its -wal and -shm files,
     /// without opening any of them.
@@ -367,19 +385,40 @@ extension TokenRecord: FetchableRecord, TableRecord {
     }
 }
 
-/// A vault file that could not be created, or whose access could not be restricted to its
-/// owner: the message names the file, what failed and what to check.
+/// A vault file that could not be created, whose access could not be restricted to its
+/// owner, or that is not a database at all: the message names the file, what failed and what
+/// to check.
 public struct VaultFileError: Error, CustomStringConvertible {
+    enum Problem {
+        case system(errno: Int32)
+        case notADatabase
+    }
+
     public let path: String
-    public let errno: Int32
+    let problem: Problem
+
+    init(path: String, errno: Int32) {
+        self.path = path
+        self.problem = .system(errno: errno)
+    }
+
+    init(notADatabase path: String) {
+        self.path = path
+        self.problem = .notADatabase
+    }
 
     public var description: String {
-        let reason = String(cString: strerror(errno))
-        switch errno {
-        case ENOENT, ENOTDIR: return "cannot create \(path): \(reason); check that its folder exists"
-        case EISDIR: return "\(path) is a folder; give the vault's file, such as \(path)/capture-vault.sqlite"
-        case EACCES, EPERM, EROFS: return "cannot create or restrict \(path): \(reason); check the folder's permissions"
-        default: return "cannot create \(path) readable by its owner only: \(reason)"
+        switch problem {
+        case .notADatabase:
+            return "\(path) is not a vault database (not an SQLite file); it was left as it was: check --database"
+        case .system(let errno):
+            let reason = String(cString: strerror(errno))
+            switch errno {
+            case ENOENT, ENOTDIR: return "cannot create \(path): \(reason); check that its folder exists"
+            case EISDIR: return "\(path) is a folder; give the vault's file, such as \(path)/capture-vault.sqlite"
+            case EACCES, EPERM, EROFS: return "cannot create or restrict \(path): \(reason); check the folder's permissions"
+            default: return "cannot create \(path) readable by its owner only: \(reason)"
+            }
         }
     }
 }
