@@ -4,6 +4,7 @@ import CardCapture
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import OCRBridge
 import Tokenizer
 
@@ -152,6 +153,29 @@ struct ServeCommand: AsyncParsableCommand {
         api.webhooks.timeout = .seconds(webhookTimeout)
         logger.info("connections", metadata: ["max": "\(limits.maximumConnections)", "idle_timeout_s": "\(idleTimeout)"])
         let app = api.application(host: host, port: port, logger: logger)
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch {
+            guard let message = Self.listenFailure(error, host: host, port: port) else { throw error }
+            Terminal.writeError("capture-cli: \(message)")
+            throw ExitCode(2)
+        }
+    }
+
+    /// What to tell someone whose server could not listen at `host`:`port`, in place of
+    /// SwiftNIO's `bind(descriptor:ptr:bytes:)` text; nil for any other error.
+    static func listenFailure(_ error: any Error, host: String, port: Int) -> String? {
+        switch error {
+        case let error as IOError where error.errnoCode == EADDRINUSE:
+            return "port \(port) on \(host) is in use by another program; stop it or give serve another --port"
+        case let error as IOError where error.errnoCode == EACCES:
+            return "port \(port) needs privileges this user does not have; give a --port above 1023"
+        case let error as IOError where error.errnoCode == EADDRNOTAVAIL:
+            return "\(host) is not an address of this machine; give --host one of its addresses, such as 127.0.0.1 or 0.0.0.0"
+        case is SocketAddressError, is SocketAddressError.UnknownHost:
+            return "--host \(host) is neither an IP address nor a name this machine can resolve; give one such as 127.0.0.1"
+        default:
+            return nil
+        }
     }
 }

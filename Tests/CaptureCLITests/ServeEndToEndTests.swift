@@ -5,6 +5,9 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `capture-cli serve` started for real on a loopback port, driven by `keys create`,
 /// `tokenize` and `charge` as a merchant would.
@@ -161,6 +164,32 @@ struct ServeEndToEndTests {
             #expect((try FileManager.default.attributesOfItem(atPath: notes)[.posixPermissions] as? NSNumber)?.intValue == 0o644)
             #expect(!FileManager.default.fileExists(atPath: notes + ".key"))
             for output in [missing, directory, typo, text] { #expect(!output.stderr.contains("The operation could not be completed")) }
+        }
+    }
+
+    @Test("serve says so when it cannot listen: a port in use, a host that is no address here")
+    func cannotListen() throws {
+        try CLIRunner.withVaultFolder { _, database in
+            let taken = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(taken) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(taken, $0, length) == 0 && listen(taken, 1) == 0 && getsockname(taken, $0, &length) == 0
+                }
+            }
+            #expect(bound)
+            let port = String(UInt16(bigEndian: address.sin_port))
+            let inUse = try CLIRunner.run(["serve", "--port", port, "--database", database])
+            #expect(inUse.status == 2)
+            #expect(inUse.stderr.contains("port \(port) on 127.0.0.1 is in use by another program"), "\(inUse.stderr)")
+            let badHost = try CLIRunner.run(["serve", "--host", "300.1.1.1", "--port", "0", "--database", database])
+            #expect(badHost.status == 2)
+            #expect(badHost.stderr.contains("--host 300.1.1.1 is neither an IP address nor a name"), "\(badHost.stderr)")
+            for output in [inUse, badHost] { #expect(!output.stderr.contains("bind(descriptor")) }
         }
     }
 
