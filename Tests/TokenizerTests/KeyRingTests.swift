@@ -97,6 +97,13 @@ struct APIKeyTests {
         #expect(try await fixture.vault.authenticate(apiKey: "") == nil)
         let duplicate = await #expect(throws: VaultError.self) { try await fixture.vault.createMerchant(named: "test-merchant") }
         #expect(duplicate?.code == .merchantExists)
+        // Names that would move a terminal's cursor or split a log line are refused; others
+        // of every script are kept.
+        for name in ["shop\u{1B}[2J", "two\nlines", "tab\there", "del\u{7F}", "c1\u{85}"] {
+            let refused = await #expect(throws: VaultError.self) { try await fixture.vault.createMerchant(named: name) }
+            #expect(refused?.code == .invalidMerchant, "\(name.debugDescription)")
+        }
+        #expect(try await fixture.vault.createMerchant(named: "Café Zürich 東京").merchant.name == "Café Zürich 東京")
     }
 }
 

@@ -33,6 +33,11 @@ extension Vault {
         guard !trimmed.isEmpty, trimmed.count <= 100 else {
             throw VaultError(.invalidMerchant, "a merchant needs a name of 1 to 100 characters")
         }
+        // The name is printed by `keys list` and shown on the hosted page: a control character
+        // (an escape sequence for the terminal, a line break in a log) has no place in it.
+        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw VaultError(.invalidMerchant, "a merchant's name may not hold control characters (tabs, line breaks, escapes)")
+        }
         if try await storing("look up the merchant", { try await store.merchant(named: trimmed) }) != nil {
             throw VaultError(.merchantExists, "a merchant named '\(trimmed)' exists already; its keys were printed when it was created")
         }
