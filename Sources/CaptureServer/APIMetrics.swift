@@ -58,16 +58,22 @@ public final class APIMetrics: Sendable {
 
     /// One token made, from a card's number or from a scan.
     func tokenCreated(from source: String) {
-        Self.handler(in: tokenCounters, source) {
-            CoreMetrics.Counter(label: "tokens_created_total", dimensions: [("source", source)], factory: factory)
-        }.increment()
+        counter("tokens_created_total", "source", source, in: tokenCounters).increment()
     }
 
     /// One transaction recorded: `succeeded`, `declined` or `failed`.
     func transaction(status: String) {
-        Self.handler(in: transactionCounters, status) {
-            CoreMetrics.Counter(label: "transactions_total", dimensions: [("status", status)], factory: factory)
-        }.increment()
+        counter("transactions_total", "status", status, in: transactionCounters).increment()
+    }
+
+    /// The counter of `label` with one dimension, kept in `made` by that dimension's value.
+    private func counter(
+        _ label: String,
+        _ dimension: String,
+        _ value: String,
+        in made: borrowing Mutex<[String: CoreMetrics.Counter]>
+    ) -> CoreMetrics.Counter {
+        Self.handler(in: made, value) { CoreMetrics.Counter(label: label, dimensions: [(dimension, value)], factory: factory) }
     }
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {

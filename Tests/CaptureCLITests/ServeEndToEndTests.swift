@@ -170,19 +170,9 @@ struct ServeEndToEndTests {
     @Test("serve says so when it cannot listen: a port in use, a host that is no address here")
     func cannotListen() throws {
         try CLIRunner.withVaultFolder { _, database in
-            let taken = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(taken) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(taken, $0, length) == 0 && listen(taken, 1) == 0 && getsockname(taken, $0, &length) == 0
-                }
-            }
-            #expect(bound)
-            let port = String(UInt16(bigEndian: address.sin_port))
+            let taken = try LoopbackSocket(listening: true)
+            defer { close(taken.descriptor) }
+            let port = String(taken.port)
             let inUse = try CLIRunner.run(["serve", "--port", port, "--database", database])
             #expect(inUse.status == 2)
             #expect(inUse.stderr.contains("port \(port) on 127.0.0.1 is in use by another program"), "\(inUse.stderr)")

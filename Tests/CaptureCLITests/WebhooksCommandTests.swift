@@ -10,20 +10,9 @@ import Glibc
 struct WebhooksCommandTests {
     /// A loopback port nobody listens on now (the system's pick for a socket closed at once).
     static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(descriptor >= 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
-            }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
+        let socket = try LoopbackSocket(listening: false)
+        close(socket.descriptor)
+        return socket.port
     }
 
     /// Waits up to 30 s for `file` to hold `text`.

@@ -68,21 +68,19 @@ public struct SQLiteVaultStore: VaultStore {
     /// from it and its -wal and -shm files when they exist (SQLite gives the companions the
     /// database file's mode).
     static func restrictFiles(of path: String) throws {
-        // Nothing is changed in a file that is not a database: its mode is its owner's.
-        guard holdsDatabaseOrNothing(path) else { throw VaultFileError(notADatabase: path) }
-        let created = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard created >= 0 else { throw VaultFileError(path: path, errno: errno) }
-        close(created)
+        // Opened without truncating, and without blocking on a named pipe: a file that is no
+        // database is refused before anything of it (its mode included) is changed.
+        let file = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o600)
+        guard file >= 0 else { throw VaultFileError(path: path, errno: errno) }
+        let holdsDatabase = startsAsDatabaseOrEmpty(file)
+        close(file)
+        guard holdsDatabase else { throw VaultFileError(notADatabase: path) }
         try restrictModes(of: path)
     }
 
-    /// Whether the file at `path` is missing, empty (SQLite makes a database of it), or starts
-    /// as every SQLite database does. Read without blocking, so that a named pipe is no wait;
-    /// a folder or an unreadable file is left to the open that follows, which says why.
-    static func holdsDatabaseOrNothing(_ path: String) -> Bool {
-        let file = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard file >= 0 else { return true }
-        defer { close(file) }
+    /// Whether the open file is empty (new, or one SQLite makes a database of) or starts as
+    /// every SQLite database does.
+    private static func startsAsDatabaseOrEmpty(_ file: Int32) -> Bool {
         var header = [UInt8](repeating: 0, count: sqliteHeader.count)
         let count = read(file, &header, header.count)
         guard count > 0 else { return true }
