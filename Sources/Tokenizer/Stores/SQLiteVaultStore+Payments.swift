@@ -72,7 +72,8 @@ extension SQLiteVaultStore {
 
     /// One prepared INSERT, kept by the connection: a transaction is inserted on every charge.
     static func insert(_ transaction: TransactionRecord, _ db: Database) throws {
-        let statement = try db.cachedStatement(
+        let statement = try DirectStatement(
+            db,
             sql: """
                 INSERT INTO "transaction" (id, merchant_id, status, amount, currency, refunded_amount, description, client_id,
                   payment_method_id, token_id, decline_code, processor_reference, brand, bin, last4, exp_month, exp_year, created_at,
@@ -80,13 +81,29 @@ extension SQLiteVaultStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
-        try statement.execute(arguments: [
-            transaction.id, transaction.merchantID, transaction.status, transaction.amount, transaction.currency,
-            transaction.refundedAmount, transaction.description, transaction.clientID, transaction.paymentMethodID,
-            transaction.tokenID, transaction.declineCode, transaction.processorReference, transaction.brand, transaction.bin,
-            transaction.last4, transaction.expMonth, transaction.expYear, StoreDate.text(transaction.createdAt),
-            transaction.idempotencyKey, transaction.checkoutSessionID,
-        ])
+        try statement.bind(
+            transaction.id,
+            transaction.merchantID,
+            transaction.status,
+            transaction.amount,
+            transaction.currency,
+            transaction.refundedAmount,
+            transaction.description,
+            transaction.clientID,
+            transaction.paymentMethodID,
+            transaction.tokenID,
+            transaction.declineCode,
+            transaction.processorReference,
+            transaction.brand,
+            transaction.bin,
+            transaction.last4,
+            transaction.expMonth,
+            transaction.expYear,
+            StoreDate.text(transaction.createdAt),
+            transaction.idempotencyKey,
+            transaction.checkoutSessionID
+        )
+        try statement.execute()
     }
 
     public func settleTransaction(
@@ -100,16 +117,22 @@ extension SQLiteVaultStore {
             // RETURNING or a SELECT, it cost the writer a sixth of a charge's time: SQLite
             // buffers RETURNING rows in a temporary table, and GRDB maps each row's column
             // names anew.)
-            let statement = try db.cachedStatement(
+            let statement = try DirectStatement(
+                db,
                 sql: """
                     UPDATE "transaction" SET status = ?, decline_code = ?, processor_reference = ?,
                       payment_method_id = COALESCE(?, payment_method_id)
                     WHERE id = ? AND status = 'pending'
                     """
             )
-            try statement.execute(arguments: [
-                settlement.status, settlement.declineCode, settlement.processorReference, settlement.paymentMethodID, pending.id,
-            ])
+            try statement.bind(
+                settlement.status,
+                settlement.declineCode,
+                settlement.processorReference,
+                settlement.paymentMethodID,
+                pending.id
+            )
+            try statement.execute()
             guard db.changesCount == 1 else { return nil }
             var settled = pending
             settled.status = settlement.status

@@ -65,15 +65,14 @@ extension SQLiteVaultStore {
     /// The event is made only then: a merchant without endpoints costs one indexed read.
     @discardableResult
     static func record(_ draft: @autoclosure () throws -> WebhookEventDraft?, merchantID: String, at now: Date, _ db: Database) throws -> String? {
-        let endpoints = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT id, events FROM webhook_endpoint WHERE merchant_id = ? AND deleted_at IS NULL"),
-            arguments: [merchantID]
-        )
+        // Run for every charge, on the writer, and most merchants have no endpoint.
+        let select = try DirectStatement(db, sql: "SELECT id, events FROM webhook_endpoint WHERE merchant_id = ? AND deleted_at IS NULL")
+        try select.bind(merchantID)
+        let endpoints = try select.all { row -> (id: String, events: String?) in (try row.value(0), row.optional(1)) }
         guard !endpoints.isEmpty, let draft = try draft() else { return nil }
-        let takers = endpoints.compactMap { row -> String? in
-            let events: String? = row["events"]
-            guard let events else { return row["id"] }
-            return WebhookEndpointRecord.eventTypes(stored: events).contains(draft.type) ? row["id"] : nil
+        let takers = endpoints.compactMap { endpoint -> String? in
+            guard let events = endpoint.events else { return endpoint.id }
+            return WebhookEndpointRecord.eventTypes(stored: events).contains(draft.type) ? endpoint.id : nil
         }
         guard !takers.isEmpty else { return nil }
         let id = ObjectID.random(.event).rawValue
