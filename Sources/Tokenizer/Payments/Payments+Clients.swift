@@ -83,7 +83,7 @@ extension Payments {
             expMonth: card.expiry.month,
             expYear: card.expiry.year,
             keyID: keys.keyID,
-            sealedCard: Data(sealed),
+            sealedCard: sealed,
             createdAt: vault.configuration.now()
         )
         return PaymentMethod(try await storing("save the payment method") { try await store.savePaymentMethod(record) })
@@ -197,7 +197,7 @@ extension Vault {
             throw VaultError(.cardDataUnavailable, "payment method \(method.id) is sealed under \(method.keyID), a key this server does not hold")
         }
         let context = Payments.sealingContext(client: method.clientID, fingerprint: method.fingerprint)
-        let card = try Self.decode(try keys.open(Array(method.sealedCard), for: .card, context: context))
+        let card = try Self.decode(try keys.open(method.sealedCard, for: .card, context: context))
         guard let pan = try? PAN(card.number), let expiry = try? Expiry(month: method.expMonth, year: method.expYear) else {
             throw VaultError(.cardDataUnavailable, "payment method \(method.id) holds card data that is no longer valid")
         }

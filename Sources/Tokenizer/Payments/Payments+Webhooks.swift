@@ -56,7 +56,7 @@ extension Payments {
             url: url,
             events: events.map { types in WebhookEvents.types.filter(types.contains) },
             keyID: keys.keyID,
-            sealedSecret: try keys.seal(Array(secret.utf8), for: .webhookSecret, context: id),
+            sealedSecret: Array(try keys.seal(Array(secret.utf8), for: .webhookSecret, context: id)),
             createdAt: vault.configuration.now(),
             deletedAt: nil
         )

@@ -62,14 +62,15 @@ public struct KeyRing: Sendable {
     }
 
     /// Encrypts with AES-GCM under the purpose's key; `context` (the record's id) is
-    /// authenticated with it, so a sealed value moved to another record does not open.
-    func seal(_ plaintext: [UInt8], for purpose: Purpose, context: String) throws(VaultError) -> [UInt8] {
+    /// authenticated with it, so a sealed value moved to another record does not open. The
+    /// box comes back as the store keeps it, nonce first: no copy into an array and back.
+    func seal(_ plaintext: [UInt8], for purpose: Purpose, context: String) throws(VaultError) -> Data {
         do {
             // A fresh random nonce of AES-GCM's 12 bytes, drawn in one system call.
             let nonce = try AES.GCM.Nonce(data: SystemRandom.bytes(12))
             let box = try AES.GCM.seal(plaintext, using: key(for: purpose), nonce: nonce, authenticating: Array(context.utf8))
             guard let combined = box.combined else { throw VaultError(.storage, "AES-GCM gave no combined box") }
-            return Array(combined)
+            return combined
         } catch let error as VaultError {
             throw error
         } catch {
@@ -78,7 +79,7 @@ public struct KeyRing: Sendable {
     }
 
     /// Decrypts what ``seal(_:for:context:)`` made for the same record.
-    func open(_ sealed: [UInt8], for purpose: Purpose, context: String) throws(VaultError) -> [UInt8] {
+    func open(_ sealed: some DataProtocol, for purpose: Purpose, context: String) throws(VaultError) -> [UInt8] {
         do {
             let box = try AES.GCM.SealedBox(combined: sealed)
             return Array(try AES.GCM.open(box, using: key(for: purpose), authenticating: Array(context.utf8)))

@@ -24,7 +24,7 @@ extension Vault {
             expYear: result.expiry?.year,
             confidence: pan == nil ? 0 : result.confidence,
             keyID: keys.keyID,
-            sealedCard: sealed.map { Data($0) },
+            sealedCard: sealed,
             createdAt: now,
             expiresAt: now.addingTimeInterval(configuration.tokenLifetime.seconds),
             usedAt: nil,
@@ -59,7 +59,7 @@ extension Vault {
         if scan.usedAt != nil { throw Self.scanRefusal(.alreadyUsed, scanID) }
         if scan.expiresAt <= now { throw Self.scanRefusal(.expired, scanID) }
         guard let sealed = scan.sealedCard, scan.keyID == keys.keyID else { throw Self.scanRefusal(.withoutNumber, scanID) }
-        let read = try Self.decode(try keys.open(Array(sealed), for: .card, context: scan.id))
+        let read = try Self.decode(try keys.open(sealed, for: .card, context: scan.id))
         let expiryGiven = expiry ?? scan.expMonth.flatMap { month in scan.expYear.map { (month, $0) } }
         guard let (month, year) = expiryGiven else {
             throw VaultError(

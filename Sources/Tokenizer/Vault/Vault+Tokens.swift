@@ -82,8 +82,8 @@ extension Vault {
             expYear: expiry.year,
             fingerprint: keys.fingerprint(of: pan, merchantID: merchantID),
             keyID: keys.keyID,
-            sealedCard: Data(sealedCard),
-            sealedCVC: sealedCVC.map { Data($0) },
+            sealedCard: sealedCard,
+            sealedCVC: sealedCVC,
             amount: amount,
             currency: boundCurrency?.code,
             createdAt: now,
@@ -183,13 +183,13 @@ extension Vault {
         guard let sealed = record.sealedCard else {
             throw VaultError(.cardDataUnavailable, "token \(record.id) no longer holds card data")
         }
-        let card = try Self.decode(try keys.open(Array(sealed), for: .card, context: record.id))
+        let card = try Self.decode(try keys.open(sealed, for: .card, context: record.id))
         guard let pan = try? PAN(card.number), let expiry = try? Expiry(month: record.expMonth, year: record.expYear) else {
             throw VaultError(.cardDataUnavailable, "token \(record.id) holds card data that is no longer valid")
         }
         var cvc: CVC?
         if let sealedCVC = record.sealedCVC {
-            let digits = try keys.open(Array(sealedCVC), for: .cvc, context: record.id)
+            let digits = try keys.open(sealedCVC, for: .cvc, context: record.id)
             cvc = try? CVC(String(decoding: digits, as: UTF8.self), brand: pan.brand)
         }
         return SpentCard(
