@@ -13,33 +13,34 @@ enum StrictJSON {
     }
 
     static func problem(in bytes: [UInt8]) -> Problem? {
-        /// The keys seen in each open object (nil for an array), innermost last.
-        var open: [Set<[UInt8]>?] = []
+        var keys = SeenKeys()
         var expectingKey = false
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "{"):
-                open.append([])
+                keys.openObject()
                 expectingKey = true
             case UInt8(ascii: "["):
-                open.append(nil)
+                keys.openArray()
                 expectingKey = false
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                _ = open.popLast()
+                keys.close()
                 expectingKey = false
             case UInt8(ascii: ","):
-                expectingKey = open.last.map { $0 != nil } ?? false
+                expectingKey = keys.inObject
             case UInt8(ascii: ":"):
                 expectingKey = false
             case UInt8(ascii: "\""):
                 guard let string = readString(bytes, from: index + 1) else { return nil }  // unterminated: the decoder says so
                 if string.hasNUL { return .nulCharacter }
-                if expectingKey, let innermost = open.indices.last, open[innermost] != nil {
-                    let key = string.hasEscapes ? normalized(bytes[index...string.end]) : Array(bytes[(index + 1)..<string.end])
-                    // Inserted in place: a copy of the set taken out and put back was copied whole.
-                    guard open[innermost]?.insert(key).inserted == true else { return .duplicateKey(String(decoding: key, as: UTF8.self)) }
+                if expectingKey, keys.inObject {
+                    let place = (index + 1)..<string.end
+                    let text = string.hasEscapes ? normalized(bytes[index...string.end]) : nil
+                    guard keys.insert(place, text: text, in: bytes) else {
+                        return .duplicateKey(String(decoding: text ?? Array(bytes[place]), as: UTF8.self))
+                    }
                 }
                 index = string.end
             default:
@@ -48,6 +49,56 @@ enum StrictJSON {
             index += 1
         }
         return nil
+    }
+
+    /// The keys seen in each open object, innermost last. While an object's keys are few and
+    /// written plainly, they are kept as places in the body and compared byte by byte: an API
+    /// body costs no allocation per key (a set of copied keys was a quarter of the check's
+    /// time). An object with many keys, or a key with escapes, has its keys kept as a set of
+    /// their texts, so that a body of thousands of keys costs no more than one pass.
+    private struct SeenKeys {
+        /// Where an open object's keys start in ``places``, and its set once it has one; nil
+        /// for an array.
+        private struct Object {
+            let first: Int
+            var texts: Set<[UInt8]>?
+        }
+
+        /// Keys compared in place, up to this many per object.
+        private static let fewKeys = 16
+        private var open: [Object?] = []
+        /// The plain keys of the open objects, each object's after its parent's: only the
+        /// innermost object takes keys, so its places are the last ones.
+        private var places: [Range<Int>] = []
+
+        var inObject: Bool { open.last.map { $0 != nil } ?? false }
+
+        mutating func openObject() { open.append(Object(first: places.count)) }
+
+        mutating func openArray() { open.append(nil) }
+
+        mutating func close() {
+            if let object = open.popLast(), let object { places.removeSubrange(object.first...) }
+        }
+
+        /// Adds a key of the innermost object, at `place` in `bytes` (`text`, when it has
+        /// escapes, is what it stands for); false when the object has it already.
+        mutating func insert(_ place: Range<Int>, text: [UInt8]?, in bytes: [UInt8]) -> Bool {
+            let innermost = open.count - 1
+            guard let object = open[innermost] else { return true }
+            if object.texts == nil, text == nil, places.count - object.first < Self.fewKeys {
+                let key = bytes[place]
+                if places[object.first...].contains(where: { bytes[$0] == key }) { return false }
+                places.append(place)
+                return true
+            }
+            if object.texts == nil {
+                open[innermost]?.texts = Set(places[object.first...].map { Array(bytes[$0]) })
+                places.removeSubrange(object.first...)
+            }
+            // Inserted in place: a copy of the set taken out and put back was copied whole.
+            return open[innermost]?.texts?.insert(text ?? Array(bytes[place])).inserted ?? true
+        }
     }
 
     /// The string whose contents start at `start`: the index of its closing quote, and whether

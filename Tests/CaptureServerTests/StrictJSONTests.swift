@@ -1,0 +1,46 @@
+import Testing
+
+@testable import CaptureServer
+
+/// The duplicate-key and NUL check on its own: keys kept in place while an object has few,
+/// in a set past that or once one is escaped, with the same answers either way.
+@Suite("Strict JSON")
+struct StrictJSONTests {
+    static func check(_ json: String) -> StrictJSON.Problem? {
+        StrictJSON.problem(in: Array(json.utf8))
+    }
+
+    /// An object of `count` keys k0, k1, …, the last one named `last` instead.
+    static func object(keys count: Int, last: String) -> String {
+        "{" + ((0..<(count - 1)).map { "\"k\($0)\": \($0)" } + ["\"\(last)\": 0"]).joined(separator: ", ") + "}"
+    }
+
+    @Test("a repeated key is found among few keys and among many, plainly written or escaped")
+    func duplicates() {
+        #expect(Self.check(#"{"a": 1, "b": 2, "a": 3}"#) == .duplicateKey("a"))
+        #expect(Self.check(#"{"a": 1, "b": 2, "\u0061": 3}"#) == .duplicateKey("a"))
+        #expect(Self.check(#"{"\u0061": 1, "b": 2, "a": 3}"#) == .duplicateKey("a"))
+        for count in [15, 16, 17, 40, 3_000] {
+            #expect(Self.check(Self.object(keys: count, last: "k1")) == .duplicateKey("k1"), "\(count) keys")
+            #expect(Self.check(Self.object(keys: count, last: "\\u006b1")) == .duplicateKey("k1"), "\(count) keys")
+            #expect(Self.check(Self.object(keys: count, last: "new")) == nil, "\(count) keys")
+        }
+    }
+
+    @Test("keys count per object: a child may reuse its parent's keys, and a parent's keys are still checked after a child")
+    func nesting() {
+        #expect(Self.check(#"{"a": {"a": 1, "b": {"a": 2}}, "b": [{"a": 1}, {"a": 2}]}"#) == nil)
+        #expect(Self.check(#"{"a": {"x": 1, "y": 2}, "b": 2, "a": 3}"#) == .duplicateKey("a"))
+        #expect(Self.check(#"{"a": 1, "c": {"x": 1, "x": 2}}"#) == .duplicateKey("x"))
+        let wide = Self.object(keys: 40, last: "last")
+        #expect(Self.check("{\"p\": \(wide), \"q\": \(wide), \"p\": 1}") == .duplicateKey("p"))
+        #expect(Self.check("{\"p\": \(wide), \"q\": [\(wide), \(wide)]}") == nil)
+    }
+
+    @Test("strings are skipped whole: braces, quotes and colons inside them are not structure; a NUL in one is refused")
+    func strings() {
+        #expect(Self.check(#"{"a": "{\"a\": 1}", "b": "a\", \"a"}"#) == nil)
+        #expect(Self.check(#"{"a": "x\u0000y"}"#) == .nulCharacter)
+        #expect(Self.check(#"{"a": 1, "b": "#) == nil)
+    }
+}
