@@ -94,15 +94,23 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
     // MARK: - Reading it
 
     /// The full number, digits only. Use it only to encrypt or to hand to a processor.
-    public var revealed: String { String(decoding: digits.map { $0 + 48 }, as: UTF8.self) }
+    public var revealed: String { Self.text(digits[...]) }
+
+    /// Digits as text, made straight from the digit values (no whole number made first).
+    private static func text(_ digits: ArraySlice<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: digits.count) { buffer in
+            for (offset, digit) in digits.enumerated() { buffer[offset] = digit + 48 }
+            return digits.count
+        }
+    }
 
     /// The first six and last four digits with the rest masked: `411111******1111`.
     public var masked: String { Self.masked(digits) }
 
     /// The first six digits (the bank identification number).
-    public var bin: String { String(revealed.prefix(6)) }
+    public var bin: String { Self.text(digits.prefix(6)) }
     /// The last four digits.
-    public var last4: String { String(revealed.suffix(4)) }
+    public var last4: String { Self.text(digits.suffix(4)) }
     /// How many digits the number has.
     public var length: Int { digits.count }
 
