@@ -35,7 +35,8 @@ enum StrictJSON {
             case UInt8(ascii: "\""):
                 guard let string = readString(bytes, from: index + 1) else { return nil }  // unterminated: the decoder says so
                 if string.hasNUL { return .nulCharacter }
-                if expectingKey, keys.inObject {
+                // Only an object expects a key: `{` and a `,` inside one set it.
+                if expectingKey {
                     let place = (index + 1)..<string.end
                     let text = string.hasEscapes ? normalized(bytes[index...string.end]) : nil
                     guard keys.insert(place, text: text, in: bytes) else {

@@ -16,8 +16,7 @@ import GRDBSQLite
 ///
 /// ```swift
 /// let select = try DirectStatement(db, sql: "SELECT status FROM \"transaction\" WHERE id = ?")
-/// try select.bind(id)
-/// let status: String? = try select.first { try $0.value(0) }
+/// let status: String? = try select.first(binding: id) { try $0.value(0) }
 /// ```
 struct DirectStatement {
     private let statement: Statement
@@ -30,27 +29,20 @@ struct DirectStatement {
         sqlite3_clear_bindings(handle)
     }
 
-    /// Binds `values` to the statement's parameters, in order from the first.
-    func bind<each Value: StatementBinding>(_ values: repeat each Value) throws {
-        var index: CInt = 1
-        for value in repeat each values {
-            let code = value.bind(to: handle, at: index)
-            guard code == SQLITE_OK else { throw failure(code) }
-            index += 1
-        }
-    }
-
-    /// Runs the statement to its end: an INSERT or an UPDATE.
-    func execute() throws {
+    /// Runs the statement to its end with `values` bound to its parameters: an INSERT or an
+    /// UPDATE.
+    func execute<each Value: StatementBinding>(binding values: repeat each Value) throws {
         defer { finish() }
+        try bind(repeat each values)
         var code: CInt
         repeat { code = sqlite3_step(handle) } while code == SQLITE_ROW
         guard code == SQLITE_DONE else { throw failure(code) }
     }
 
-    /// The first row, read by `read`; nil when there is none.
-    func first<T>(_ read: (Columns) throws -> T) throws -> T? {
+    /// The first row with `values` bound, read by `read`; nil when there is none.
+    func first<T, each Value: StatementBinding>(binding values: repeat each Value, read: (Columns) throws -> T) throws -> T? {
         defer { finish() }
+        try bind(repeat each values)
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return try read(Columns(statement: statement))
         case SQLITE_DONE: return nil
@@ -58,9 +50,10 @@ struct DirectStatement {
         }
     }
 
-    /// Every row, each read by `read`.
-    func all<T>(_ read: (Columns) throws -> T) throws -> [T] {
+    /// Every row with `values` bound, each read by `read`.
+    func all<T, each Value: StatementBinding>(binding values: repeat each Value, read: (Columns) throws -> T) throws -> [T] {
         defer { finish() }
+        try bind(repeat each values)
         var rows: [T] = []
         while true {
             switch sqlite3_step(handle) {
@@ -87,6 +80,16 @@ struct DirectStatement {
                 throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "column \(index) is not a \(T.self)", sql: statement.sql)
             }
             return value
+        }
+    }
+
+    /// Binds `values` to the statement's parameters, in order from the first.
+    private func bind<each Value: StatementBinding>(_ values: repeat each Value) throws {
+        var index: CInt = 1
+        for value in repeat each values {
+            let code = value.bind(to: handle, at: index)
+            guard code == SQLITE_OK else { throw failure(code) }
+            index += 1
         }
     }
 

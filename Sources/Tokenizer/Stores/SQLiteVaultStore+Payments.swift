@@ -81,8 +81,8 @@ extension SQLiteVaultStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
-        try statement.bind(
-            transaction.id,
+        try statement.execute(
+            binding: transaction.id,
             transaction.merchantID,
             transaction.status,
             transaction.amount,
@@ -103,7 +103,6 @@ extension SQLiteVaultStore {
             transaction.idempotencyKey,
             transaction.checkoutSessionID
         )
-        try statement.execute()
     }
 
     public func settleTransaction(
@@ -125,14 +124,13 @@ extension SQLiteVaultStore {
                     WHERE id = ? AND status = 'pending'
                     """
             )
-            try statement.bind(
-                settlement.status,
+            try statement.execute(
+                binding: settlement.status,
                 settlement.declineCode,
                 settlement.processorReference,
                 settlement.paymentMethodID,
                 pending.id
             )
-            try statement.execute()
             guard db.changesCount == 1 else { return nil }
             var settled = pending
             settled.status = settlement.status

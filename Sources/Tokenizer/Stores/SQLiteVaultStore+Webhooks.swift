@@ -67,8 +67,7 @@ extension SQLiteVaultStore {
     static func record(_ draft: @autoclosure () throws -> WebhookEventDraft?, merchantID: String, at now: Date, _ db: Database) throws -> String? {
         // Run for every charge, on the writer, and most merchants have no endpoint.
         let select = try DirectStatement(db, sql: "SELECT id, events FROM webhook_endpoint WHERE merchant_id = ? AND deleted_at IS NULL")
-        try select.bind(merchantID)
-        let endpoints = try select.all { row -> (id: String, events: String?) in (try row.value(0), row.optional(1)) }
+        let endpoints = try select.all(binding: merchantID) { row -> (id: String, events: String?) in (try row.value(0), row.optional(1)) }
         guard !endpoints.isEmpty, let draft = try draft() else { return nil }
         let takers = endpoints.compactMap { endpoint -> String? in
             guard let events = endpoint.events else { return endpoint.id }

@@ -176,8 +176,7 @@ public struct SQLiteVaultStore: VaultStore {
     /// would build and authorize its SQL again on every call).
     static func token(id: String, merchantID: String, _ db: Database) throws -> TokenRecord? {
         let select = try DirectStatement(db, sql: TokenRecord.selectByID)
-        try select.bind(id, merchantID)
-        return try select.first(TokenRecord.init(columns:))
+        return try select.first(binding: id, merchantID, read: TokenRecord.init(columns:))
     }
 
     public func spendToken(
@@ -200,8 +199,7 @@ public struct SQLiteVaultStore: VaultStore {
                     """
             )
             let stamp = StoreDate.text(now)
-            try spend.bind(stamp, id, stamp, amount, currency)
-            try spend.execute()
+            try spend.execute(binding: stamp, id, stamp, amount, currency)
             if db.changesCount == 1 {
                 token.usedAt = now
                 let pending = charge.map { TransactionRecord(pending: $0, token: token, amount: amount, currency: currency) }
@@ -286,8 +284,8 @@ public struct SQLiteVaultStore: VaultStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
-        try statement.bind(
-            token.id,
+        try statement.execute(
+            binding: token.id,
             token.merchantID,
             token.brand,
             token.bin,
@@ -304,7 +302,6 @@ public struct SQLiteVaultStore: VaultStore {
             StoreDate.text(token.expiresAt),
             token.usedAt.map(StoreDate.text)
         )
-        try statement.execute()
     }
 
     // MARK: - Scans
