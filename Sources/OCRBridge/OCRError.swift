@@ -13,6 +13,7 @@ public struct OCRError: Error, Sendable, Equatable, CustomStringConvertible {
             case trainedDataMissing = "trained_data_missing"
             case engineInitFailed = "engine_init_failed"
             case recognitionFailed = "recognition_failed"
+            case learnedEngineMissing = "learned_engine_missing"
         }
 
         let base: Base
@@ -30,6 +31,9 @@ public struct OCRError: Error, Sendable, Equatable, CustomStringConvertible {
         /// Tesseract failed while recognising an image.
         public static let recognitionFailed = Code(base: .recognitionFailed)
 
+        /// The learned engine's runtime (OpenVINO) or one of its model files is not installed:
+        /// `make deps` installs them; `--engine tesseract` scans without them.
+        public static let learnedEngineMissing = Code(base: .learnedEngineMissing)
         /// The code as it appears in JSON output, for example `image_too_large`.
         public var rawValue: String { base.rawValue }
         public var description: String { base.rawValue }

@@ -1,0 +1,162 @@
+internal import COpenVINO
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A neural network read from an ONNX file and compiled once for the CPU by OpenVINO.
+///
+/// Compiling takes a good part of a second, so a process compiles each model once and shares
+/// it: every thread borrows its own inference request through ``withRequest(_:)`` (a request
+/// is used by one thread at a time; idle ones are kept for the next caller).
+///
+/// ```swift
+/// let model = try OpenVINOModel(contentsOf: LearnedModels.recognizerPath)
+/// let output = try model.withRequest { try $0.run(input, shape: [1, 3, 48, 320]) }
+/// ```
+public final class OpenVINOModel: @unchecked Sendable {
+    // @unchecked Sendable: `handle` is a compiled model, which OpenVINO documents as safe to
+    // share between threads (each thread makes its own request from it); it is freed only in
+    // deinit, when no request can still use it. The idle requests are behind a Mutex.
+
+    private let handle: OpaquePointer
+    private let idle: Mutex<[InferenceRequest]>
+    /// The file the model was read from.
+    public let path: String
+
+    /// Loads OpenVINO's runtime (once per process) and reads and compiles the model.
+    ///
+    /// - Parameters:
+    ///   - path: an ONNX (or OpenVINO IR) file.
+    ///   - threads: inference threads per request; 0 lets the runtime choose.
+    /// - Throws: ``OCRError`` `learned_engine_missing` when the runtime or the file is not
+    ///   there, `engine_init_failed` when OpenVINO refuses the model.
+    public init(contentsOf path: String, threads: Int = 1) throws(OCRError) {
+        try OpenVINORuntime.load()
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw OCRError(
+                .learnedEngineMissing,
+                "the model file \(path) is missing: run `make deps` (scripts/install-learned.py) to install it, or scan with --engine tesseract"
+            )
+        }
+        var message = [CChar](repeating: 0, count: 512)
+        guard let handle = covino_model_compile(path, Int32(clamping: threads), nil, &message, message.count) else {
+            throw OCRError(.engineInitFailed, "OpenVINO could not load \(path): \(Self.text(message))")
+        }
+        self.handle = handle
+        self.path = path
+        self.idle = Mutex([])
+    }
+
+    deinit {
+        idle.withLock { $0.removeAll() }
+        covino_model_free(handle)
+    }
+
+    /// The text in a C message buffer, up to its NUL.
+    static func text(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Lends an inference request to `body` for its duration; the request must not escape it.
+    public func withRequest<Result>(_ body: (InferenceRequest) throws(OCRError) -> Result) throws(OCRError) -> Result {
+        let request: InferenceRequest
+        if let reused = idle.withLock({ $0.popLast() }) {
+            request = reused
+        } else {
+            request = try InferenceRequest(modelPath: path, handle: handle)
+        }
+        defer { idle.withLock { $0.append(request) } }
+        return try body(request)
+    }
+}
+
+/// One inference request of an ``OpenVINOModel``: its input and output buffers. Borrowed
+/// through ``OpenVINOModel/withRequest(_:)``; one thread at a time.
+public final class InferenceRequest: @unchecked Sendable {
+    // @unchecked Sendable: a request moves between threads only through its model's idle list
+    // (behind a Mutex); it is lent to one caller at a time and never used by two at once.
+    private let handle: OpaquePointer
+    /// The model's file, for messages. The model frees its idle requests before itself, and a
+    /// lent request cannot outlive the `withRequest` that lends it.
+    private let modelPath: String
+
+    init(modelPath: String, handle modelHandle: OpaquePointer) throws(OCRError) {
+        var message = [CChar](repeating: 0, count: 512)
+        guard let handle = covino_request_create(modelHandle, &message, message.count) else {
+            throw OCRError(.engineInitFailed, "OpenVINO could not make a request for \(modelPath): \(OpenVINOModel.text(message))")
+        }
+        self.handle = handle
+        self.modelPath = modelPath
+    }
+
+    deinit {
+        covino_request_free(handle)
+    }
+
+    /// The model's first output for one float input.
+    public struct Output: Sendable {
+        /// The output's dimensions, outermost first.
+        public let shape: [Int]
+        /// Its values, row-major.
+        public let values: [Float]
+    }
+
+    /// Runs the model on `input`, laid out row-major in `shape` (NCHW for images).
+    ///
+    /// A wrong element count is a programming error and traps.
+    ///
+    /// - Throws: ``OCRError`` `recognition_failed` when OpenVINO refuses the input.
+    public func run(_ input: [Float], shape: [Int]) throws(OCRError) -> Output {
+        precondition(!shape.isEmpty && shape.count <= 8, "an input has 1 to 8 dimensions")
+        precondition(shape.reduce(1, *) == input.count, "the input's size does not match its shape")
+        var input = input
+        let dims = shape.map { Int64($0) }
+        var outputDims = [Int64](repeating: 0, count: 8)
+        var outputRank = 0
+        var data: UnsafePointer<Float>?
+        var message = [CChar](repeating: 0, count: 512)
+        let status = input.withUnsafeMutableBufferPointer { buffer in
+            covino_request_infer(handle, buffer.baseAddress, dims, dims.count, &data, &outputDims, &outputRank, &message, message.count)
+        }
+        guard status == 0, let data else {
+            throw OCRError(.recognitionFailed, "OpenVINO could not run \(modelPath): \(OpenVINOModel.text(message))")
+        }
+        let outputShape = outputDims.prefix(outputRank).map { Int($0) }
+        let count = outputShape.reduce(1, *)
+        return Output(shape: outputShape, values: Array(UnsafeBufferPointer(start: data, count: count)))
+    }
+}
+
+/// OpenVINO's runtime library, opened once per process from the folder the set-up step
+/// installs it in.
+public enum OpenVINORuntime {
+    /// The environment variable naming another folder that holds `libopenvino_c.so.2641`.
+    public static let libraryFolderVariable = "CAPTURE_OPENVINO_DIR"
+
+    /// The folder the runtime is loaded from: the variable's, else the checkout's
+    /// `.vendor/openvino/lib`.
+    public static var libraryFolder: String {
+        if let folder = ProcessInfo.processInfo.environment[libraryFolderVariable], !folder.isEmpty { return folder }
+        return String(cString: covino_vendor_dir()) + "/openvino/lib"
+    }
+
+    /// The folder the set-up step installs into (`.vendor` of the checkout this was built from).
+    public static var vendorFolder: String { String(cString: covino_vendor_dir()) }
+
+    /// Opens the runtime; later calls give the first call's outcome.
+    ///
+    /// - Throws: ``OCRError`` `learned_engine_missing`, saying what is missing and how to install it.
+    public static func load() throws(OCRError) {
+        var message = [CChar](repeating: 0, count: 512)
+        guard covino_load_runtime(libraryFolder, &message, message.count) == 0 else {
+            throw OCRError(
+                .learnedEngineMissing,
+                "the learned engine's runtime is not available (\(OpenVINOModel.text(message))): run `make deps` (scripts/install-learned.py) to install it, or scan with --engine tesseract"
+            )
+        }
+    }
+}

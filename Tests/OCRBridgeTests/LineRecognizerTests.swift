@@ -1,0 +1,83 @@
+import OCRBridge
+import Testing
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+@Suite("Learned line recognizer (OpenVINO)")
+struct LineRecognizerTests {
+    @Test("reads a line of digits into groups, with boxes and the network's alternatives")
+    func readsDigits() throws {
+        let recognizer = try LineRecognizer()
+        let bitmap = try PNGDecoder().decode(contentsOf: FixtureFiles.path("text-digits.png"))
+        let line = try recognizer.recognize(bitmap)
+        #expect(line.text == "4111 1111 1111 1111")
+        #expect(line.words.map(\.text) == ["4111", "1111", "1111", "1111"])
+        let symbols = line.words.flatMap(\.symbols)
+        for symbol in symbols {
+            #expect(symbol.confidence > 50)
+            #expect(symbol.choices.first?.text == symbol.text)
+            #expect(symbol.box.x >= 0 && symbol.box.maxX <= bitmap.width + 8)
+        }
+        #expect(symbols.map(\.box.x) == symbols.map(\.box.x).sorted())
+    }
+
+    @Test("reads a date and its label")
+    func readsDate() throws {
+        let recognizer = try LineRecognizer()
+        let bitmap = try PNGDecoder().decode(contentsOf: FixtureFiles.path("text-words.png"))
+        #expect(try recognizer.recognize(bitmap).text.hasSuffix("12/27"))
+    }
+
+    @Test("a blank image reads as nothing")
+    func blank() throws {
+        let recognizer = try LineRecognizer()
+        let line = try recognizer.recognize(Bitmap(width: 200, height: 40, format: .grey8, filledWith: 255))
+        #expect(line.text.isEmpty)
+    }
+
+    @Test("a line too wide to be one line is not read")
+    func tooWide() throws {
+        let recognizer = try LineRecognizer()
+        let line = try recognizer.recognize(Bitmap(width: 5000, height: 40, format: .grey8, filledWith: 255))
+        #expect(line.words.isEmpty)
+    }
+
+    @Test("parallel callers share one compiled model")
+    func parallel() async throws {
+        let recognizer = try LineRecognizer()
+        let bitmap = try PNGDecoder().decode(contentsOf: FixtureFiles.path("text-digits.png"))
+        let texts = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<6 { group.addTask { try recognizer.recognize(bitmap).text } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(texts == Array(repeating: "4111 1111 1111 1111", count: 6))
+    }
+
+    @Test("a missing model file is a clear error naming the set-up, not a crash")
+    func missingModel() {
+        let configuration = LineRecognizer.Configuration(modelPath: "/nonexistent/rec.onnx")
+        #expect {
+            _ = try LineRecognizer(configuration: configuration)
+        } throws: { error in
+            guard let error = error as? OCRError else { return false }
+            return error.code == .learnedEngineMissing && error.message.contains("make deps")
+                && error.message.contains("--engine tesseract")
+        }
+    }
+
+    @Test("a file that is no model is refused with OpenVINO's reason")
+    func notAModel() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-model-\(UUID().uuidString).onnx").path
+        try Data("not an onnx file".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect {
+            _ = try OpenVINOModel(contentsOf: path)
+        } throws: { error in
+            (error as? OCRError)?.code == .engineInitFailed
+        }
+    }
+}
