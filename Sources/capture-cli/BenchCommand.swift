@@ -1,5 +1,6 @@
 import ArgumentParser
 import CardCapture
+import OCRBridge
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -31,6 +32,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Skip the plain-route baseline.")
     var noBaseline = false
 
+    @Option(help: "Which engines read the number: learned (OpenVINO), tesseract (needs no model files) or both.")
+    var engine: EngineOption = .both
+
     func validate() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
     }
@@ -47,7 +51,13 @@ struct BenchCommand: AsyncParsableCommand {
             Terminal.writeError("capture-cli: \(folder)/manifest.json lists no images")
             throw ExitCode(2)
         }
-        let scanner = try CardScanner()
+        let scanner: CardScanner
+        do {
+            scanner = try CardScanner(configuration: .init(engine: engine.engine))
+        } catch {
+            Terminal.writeError("capture-cli: \(error.message)")
+            throw ExitCode(2)
+        }
         let paths = entries.map { "\(folder)/\($0.file)" }
         #if DEBUG
         print("note: a debug build; times are several times a release build's (swift build -c release)")

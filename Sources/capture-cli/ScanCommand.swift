@@ -3,6 +3,19 @@ import CardCapture
 import Foundation
 import OCRBridge
 
+/// `--engine`: which engines read the number (``CardScanner/Engine``).
+enum EngineOption: String, ExpressibleByArgument, CaseIterable {
+    case learned, tesseract, both
+
+    var engine: CardScanner.Engine {
+        switch self {
+        case .learned: .learned
+        case .tesseract: .tesseract
+        case .both: .both
+        }
+    }
+}
+
 /// `capture-cli scan`: reads card numbers and expiries off PNG images.
 struct ScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -51,6 +64,9 @@ struct ScanCommand: AsyncParsableCommand {
     )
     var sureConfidence = ManualEntry.sureConfidence
 
+    @Option(help: "Which engines read the number: learned (OpenVINO), tesseract (needs no model files) or both.")
+    var engine: EngineOption = .both
+
     func validate() throws {
         if images.isEmpty { throw ValidationError("give at least one PNG image to scan") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
@@ -60,7 +76,7 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         let scanner: CardScanner
         do {
-            scanner = try CardScanner()
+            scanner = try CardScanner(configuration: .init(engine: engine.engine))
         } catch {
             Terminal.writeError("capture-cli: \(error.message)")
             throw ExitCode(2)

@@ -32,18 +32,33 @@ public struct CardScanner: Sendable {
         public var minimumAgreedConfidence: Double
         /// The text height, in pixels, number rows are scaled to for single-line reading.
         public var lineHeight: Int
+        /// Which engines read the number.
+        public var engine: Engine
 
         public init(
             limits: PNGDecoder.Limits = .init(),
             minimumConfidence: Double = 0.70,
             minimumAgreedConfidence: Double = 0.55,
-            lineHeight: Int = 36
+            lineHeight: Int = 36,
+            engine: Engine = .both
         ) {
             self.limits = limits
             self.minimumConfidence = minimumConfidence
             self.minimumAgreedConfidence = minimumAgreedConfidence
             self.lineHeight = lineHeight
+            self.engine = engine
         }
+    }
+
+    /// The engines a scan reads the number with.
+    public enum Engine: String, Sendable, CaseIterable {
+        /// The learned detector and recognizer (OpenVINO) alone.
+        case learned
+        /// Tesseract alone (the card-digit model, templates and English); needs no model files.
+        case tesseract
+        /// The learned engine, its number checked by Tesseract on the same row, and Tesseract's
+        /// own route where the learned engine reads no number.
+        case both
     }
 
     public let configuration: Configuration
@@ -51,12 +66,17 @@ public struct CardScanner: Sendable {
     private let pool: TesseractPool
     /// Engines with the project's card-digit model (``CardModel``): numbers and dates.
     private let digitPool: TesseractPool
+    /// The learned detector and recognizer, unless the configuration reads with Tesseract alone.
+    private let learned: LearnedEngine?
 
     /// Creates a scanner and its first Tesseract engines.
     ///
-    /// - Throws: ``OCRError`` when Tesseract, its English data or the card-digit model is missing.
+    /// - Throws: ``OCRError`` when Tesseract, its English data or the card-digit model is
+    ///   missing, or `learned_engine_missing` when the configuration's engine needs the learned
+    ///   models and they are not installed.
     public init(configuration: Configuration = .init(), pool: TesseractPool? = nil) throws(OCRError) {
         self.configuration = configuration
+        self.learned = configuration.engine == .tesseract ? nil : try LearnedEngine.shared()
         if let pool {
             self.pool = pool
         } else {
@@ -116,7 +136,23 @@ public struct CardScanner: Sendable {
 
     private func scanWithEvidence(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> (result: ScanResult, evidence: Evidence) {
         let evidence = try pool.withEngine { english in
-            try digitPool.withEngine { digits in try read(bitmap, with: Engines(digits: digits, english: english)) }
+            try digitPool.withEngine { digits in
+                let engines = Engines(digits: digits, english: english)
+                switch (configuration.engine, learned) {
+                case (.learned, let learned?):
+                    return try readLearned(bitmap, learned: learned, checkingWith: nil)
+                case (.both, let learned?):
+                    let evidence = try readLearned(bitmap, learned: learned, checkingWith: engines)
+                    guard evidence.decided == nil else { return evidence }
+                    var fallback = try read(bitmap, with: engines)
+                    fallback.candidates += evidence.candidates
+                    fallback.failing += evidence.failing
+                    if fallback.expiry == nil { fallback.expiry = evidence.expiry }
+                    return fallback
+                default:
+                    return try read(bitmap, with: engines)
+                }
+            }
         }
         let milliseconds = (ContinuousClock.now - start).seconds * 1000
         guard let best = evidence.decided else {

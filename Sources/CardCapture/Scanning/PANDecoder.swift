@@ -25,6 +25,9 @@ public struct PANCandidate: Sendable, Equatable {
         /// digit templates, or pieced together from several readings.
         case cardModel = "card_model"
         case tesseract, templates, merged
+        /// The learned line recognizer (``LearnedEngine``); `agreed` when Tesseract's card-digit
+        /// model read the same number on the same row.
+        case learned, agreed
     }
 
     /// The candidate marked with its reader, its extent moved from the reading's image to

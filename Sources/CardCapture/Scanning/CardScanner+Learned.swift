@@ -1,0 +1,204 @@
+import OCRBridge
+
+/// The learned engine's route through a picture, in three stages one can follow:
+///
+/// 1. **Locate**: each way the card may lie (``CardScanner/hypotheses(for:)``: the best card
+///    outlines straightened, the whole frame levelled) goes to the text detector, and the
+///    lines it finds on one row of the card are joined into that row's box: the detector often
+///    splits an embossed number into pieces, and a number is read whole or not at all.
+/// 2. **Read**: every row in the card's number band is read by the line recognizer, the joined
+///    row first and then its pieces; ``PANDecoder`` finds the whole numbers in each reading
+///    (a brand's IIN, one of its lengths, its digit grouping, the check digit as a check).
+/// 3. **Decide** (``CardScanner/decideLearned(_:failing:)``): a number is reported when the
+///    recognizer was sure of every digit or two readings of the row agree, and, with Tesseract
+///    beside it, when Tesseract does not read a different number on the same row; when
+///    Tesseract reads the same number, the two engines' agreement is enough on its own.
+///
+/// The expiry comes from the lines below the number: each row read whole, each date voted
+/// on (``ExpiryBallot``), a VALID FROM date never taken for the expiry.
+extension CardScanner {
+    /// A row of text on a straightened card: the detector's lines that lie on it, and their
+    /// union.
+    struct LearnedRow {
+        var box: Box
+        var pieces: [Box]
+    }
+
+    /// What the learned engine read on one straightened card.
+    struct LearnedLook {
+        var candidates: [PANCandidate] = []
+        var failing: [PANDecoder.NumberReading] = []
+        var decided: PANCandidate?
+        /// The row the number was decided on (or where most whole numbers were read).
+        var numberRow: LearnedRow?
+        var rows: [LearnedRow] = []
+        var readings: [(box: Box, text: String)] = []
+    }
+
+    /// Reads `bitmap` with the learned engine, Tesseract checking its number when `engines` is given.
+    func readLearned(_ bitmap: Bitmap, learned: LearnedEngine, checkingWith engines: Engines?) throws -> Evidence {
+        let grey = bitmap.grey()
+        var evidence = Evidence()
+        var best: (look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?)?
+        for hypothesis in hypotheses(for: grey) {
+            guard let card = hypothesis.makeCard() else { continue }
+            var look = try lookLearned(at: card, learned: learned)
+            if let decided = look.decided, let engines, let row = look.numberRow {
+                look.decided = try checked(decided, on: card, row: row, with: engines, look: &look)
+            }
+            evidence.candidates += look.candidates
+            evidence.failing += look.failing
+            let seen = look.candidates.count + look.failing.count
+            if look.decided != nil || best == nil || seen > (best!.look.candidates.count + best!.look.failing.count) {
+                best = (look, card, hypothesis.outline)
+            }
+            if look.decided != nil { break }
+        }
+        guard let best else { return evidence }
+        evidence.decided = best.look.decided
+        evidence.card = best.card
+        evidence.outline = best.outline
+        evidence.rows = best.look.readings
+        // The expiry: the rows under the number (or, with no number row, the lower half).
+        let card = best.card
+        let numberBottom = best.look.numberRow.map { $0.box.maxY } ?? card.height / 2
+        let numberTop = best.look.numberRow.map { $0.box.y } ?? card.height / 2
+        var ballot = ExpiryBallot()
+        for row in best.look.rows where row.box.midY > Double(numberBottom) || (best.look.numberRow == nil && row.box.midY > Double(numberTop)) {
+            guard let image = learnedLineImage(of: card, box: row.box) else { continue }
+            let text = try learned.recognizer.recognize(image).text
+            evidence.rows.append((row.box, text))
+            ballot.add(text)
+            if row.pieces.count > 1 {
+                for piece in row.pieces {
+                    guard let image = learnedLineImage(of: card, box: piece) else { continue }
+                    let text = try learned.recognizer.recognize(image).text
+                    if !ExpiryFinder.dates(in: text).isEmpty { ballot.add(text) }
+                }
+            }
+        }
+        evidence.expiry = ballot.leader
+        return evidence
+    }
+
+    /// Locates and reads the number rows of one straightened card.
+    func lookLearned(at card: Bitmap, learned: LearnedEngine) throws -> LearnedLook {
+        var look = LearnedLook()
+        look.rows = Self.rows(of: try learned.detector.detect(card).map(\.box))
+        // The number band: cards print the number between a quarter and nine tenths down.
+        let band = Double(card.height) * 0.25...Double(card.height) * 0.9
+        var mostWhole = 0
+        for row in look.rows where band.contains(row.box.midY) && row.box.width >= row.box.height * 3 {
+            var rowCandidates: [PANCandidate] = []
+            var rowFailing: [PANDecoder.NumberReading] = []
+            // The detector often stops short of an embossed number's first or last digit, or
+            // misses a group: the row is read as found and across the card's width as well.
+            let across = Box(x: card.width / 40, y: row.box.y, width: card.width * 38 / 40, height: row.box.height)
+            let crops = [row.box, across] + (row.pieces.count > 1 ? row.pieces.filter { $0.width >= $0.height * 6 } : [])
+            for box in crops {
+                guard let image = learnedLineImage(of: card, box: box) else { continue }
+                let line = try learned.recognizer.recognize(image)
+                look.readings.append((box, line.text))
+                let reading = PANDecoder.read(line)
+                rowCandidates += reading.candidates.map { $0.from(.learned) }
+                rowFailing += reading.failing
+            }
+            look.candidates += rowCandidates
+            look.failing += rowFailing
+            if let decided = decideLearned(rowCandidates, failing: rowFailing) {
+                look.decided = decided
+                look.numberRow = row
+                return look
+            }
+            let whole = rowCandidates.count + rowFailing.count
+            if whole > mostWhole {
+                mostWhole = whole
+                look.numberRow = row
+            }
+        }
+        return look
+    }
+
+    /// The least confidence (the weakest digit's probability) at which one reading of a row by
+    /// the recognizer is reported on its own.
+    static let learnedAloneConfidence = 0.85
+
+    /// The number a row's learned readings support, or nil. A reading with a digit taken from
+    /// the alternatives is never enough alone; a number read whole that fails the check as
+    /// often as the valid one (a specimen's printed number) refuses it; two different numbers
+    /// both supported refuse both.
+    func decideLearned(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> PANCandidate? {
+        var byNumber: [String: (best: PANCandidate, plain: Int)] = [:]
+        for candidate in candidates where candidate.groupingMatches {
+            var entry = byNumber[candidate.pan.revealed] ?? (candidate, 0)
+            if candidate.confidence > entry.best.confidence { entry.best = candidate }
+            if candidate.substitutions == 0 { entry.plain += 1 }
+            byNumber[candidate.pan.revealed] = entry
+        }
+        let failingCount = failing.count
+        let accepted = byNumber.values.filter { entry in
+            guard entry.plain >= 1, entry.plain > failingCount else { return false }
+            if entry.plain >= 2 { return entry.best.confidence >= configuration.minimumAgreedConfidence }
+            return entry.best.confidence >= Self.learnedAloneConfidence
+        }
+        guard accepted.count == 1 else { return nil }
+        return accepted[0].best
+    }
+
+    /// The learned engine's number, checked by Tesseract's card-digit model on the same row:
+    /// the same number read is agreement; another valid number read is a disagreement, and
+    /// then neither is reported.
+    func checked(_ decided: PANCandidate, on card: Bitmap, row: LearnedRow, with engines: Engines, look: inout LearnedLook) throws -> PANCandidate? {
+        let textRow = TextRow(box: row.box, energy: 0)
+        guard let base = lineImage(of: card, row: textRow, textHeight: configuration.lineHeight) else { return decided }
+        var others: [PANCandidate] = []
+        for variant in numberVariants(of: base).prefix(2) {
+            let result = try engines.digits.recognize(variant(), mode: .singleLine, whitelist: "0123456789 ")
+            look.readings.append((row.box, "tesseract: " + result.text))
+            for line in result.lines {
+                let candidates = PANDecoder.read(line).candidates.filter { $0.groupingMatches }
+                if candidates.contains(where: { $0.pan == decided.pan && $0.substitutions == 0 }) {
+                    var agreed = decided
+                    agreed.source = .agreed
+                    return agreed
+                }
+                others += candidates.filter { $0.substitutions == 0 }
+            }
+        }
+        if !others.isEmpty {
+            look.readings.append((row.box, "engines disagree"))
+            return nil
+        }
+        return decided
+    }
+
+    /// The detector's lines grouped into rows: lines whose middles lie within half a line's
+    /// height of each other and whose heights are alike, top to bottom.
+    static func rows(of boxes: [Box]) -> [LearnedRow] {
+        var rows: [LearnedRow] = []
+        for box in boxes.sorted(by: { $0.x < $1.x }) {
+            if let index = rows.firstIndex(where: { row in
+                let reference = row.pieces[0]
+                let ratio = Double(box.height) / Double(max(1, reference.height))
+                return abs(box.midY - reference.midY) < 0.5 * Double(min(box.height, reference.height)) && ratio > 0.6 && ratio < 1.6
+            }) {
+                let union = rows[index].box
+                let x = min(union.x, box.x)
+                let y = min(union.y, box.y)
+                rows[index].box = Box(x: x, y: y, width: max(union.maxX, box.maxX) - x, height: max(union.maxY, box.maxY) - y)
+                rows[index].pieces.append(box)
+            } else {
+                rows.append(LearnedRow(box: box, pieces: [box]))
+            }
+        }
+        return rows.sorted { $0.box.y < $1.box.y }
+    }
+
+    /// A row cut from the card for the recognizer: the box with a margin, as it is. The
+    /// margin is wide enough for a digit the detector's box cut through.
+    func learnedLineImage(of card: Bitmap, box: Box) -> Bitmap? {
+        let margin = max(4, box.height * 3 / 5)
+        let vertical = box.height / 10
+        return card.cropped(x: box.x - margin, y: box.y - vertical, width: box.width + 2 * margin, height: box.height + 2 * vertical)
+    }
+}

@@ -1,0 +1,163 @@
+/// A learned text detector (a differentiable-binarisation network, PP-OCRv4's by default) on
+/// OpenVINO: an image in, the boxes of its text lines out.
+///
+/// The image is scaled so that its longer side is at most ``Configuration/maximumSide`` (both
+/// sides rounded to multiples of 32, as the network needs), and the network gives each pixel a
+/// probability of being text. Pixels above ``Configuration/threshold`` form regions (8-connected);
+/// a region whose mean probability clears ``Configuration/boxThreshold`` is a line of text. The
+/// network marks a shrunken core of each line, so every box is grown back by
+/// area × ``Configuration/unclipRatio`` / perimeter on each side. Boxes are upright: the scanner
+/// gives the detector cards it has already straightened or levelled.
+///
+/// ```swift
+/// let detector = try TextDetector()
+/// for region in try detector.detect(card) { print(region.box, region.score) }
+/// ```
+public struct TextDetector: Sendable {
+    public struct Configuration: Sendable {
+        /// The ONNX model.
+        public var modelPath: String
+        /// Inference threads per request.
+        public var threads: Int
+        /// The longest side the image is scaled to.
+        public var maximumSide: Int
+        /// A pixel is text above this probability.
+        public var threshold: Float
+        /// A region is a line when its mean probability is above this.
+        public var boxThreshold: Float
+        /// How far a region is grown back to the line's full size.
+        public var unclipRatio: Double
+
+        public init(
+            modelPath: String = LearnedModels.detectorPath,
+            threads: Int = 1,
+            maximumSide: Int = 640,
+            threshold: Float = 0.3,
+            boxThreshold: Float = 0.5,
+            unclipRatio: Double = 1.6
+        ) {
+            self.modelPath = modelPath
+            self.threads = threads
+            self.maximumSide = maximumSide
+            self.threshold = threshold
+            self.boxThreshold = boxThreshold
+            self.unclipRatio = unclipRatio
+        }
+    }
+
+    /// One line of text found.
+    public struct Region: Sendable, Equatable {
+        /// Where it is, in the pixels of the image given.
+        public var box: Box
+        /// The network's mean probability over the region's core, 0 to 1.
+        public var score: Double
+    }
+
+    public let configuration: Configuration
+    private let model: OpenVINOModel
+
+    /// Compiles the model.
+    ///
+    /// - Throws: ``OCRError`` `learned_engine_missing` when the runtime or the model is not installed.
+    public init(configuration: Configuration = .init()) throws(OCRError) {
+        self.configuration = configuration
+        model = try OpenVINOModel(contentsOf: configuration.modelPath, threads: configuration.threads)
+    }
+
+    /// The lines of text in `image`, top to bottom.
+    public func detect(_ image: Bitmap) throws(OCRError) -> [Region] {
+        let scale = min(1, Double(configuration.maximumSide) / Double(max(image.width, image.height)))
+        let width = max(32, Int((Double(image.width) * scale / 32).rounded()) * 32)
+        let height = max(32, Int((Double(image.height) * scale / 32).rounded()) * 32)
+        let sized = image.scaled(toWidth: width, height: height)
+        let plane = width * height
+        var input = [Float](repeating: 0, count: 3 * plane)
+        sized.pixels.withUnsafeBufferPointer { pixels in
+            switch sized.format {
+            case .grey8:
+                for at in 0..<plane {
+                    let value = Float(pixels[at]) / 127.5 - 1
+                    input[at] = value
+                    input[plane + at] = value
+                    input[2 * plane + at] = value
+                }
+            case .rgb8:
+                // The network was trained on BGR.
+                for at in 0..<plane {
+                    input[at] = Float(pixels[3 * at + 2]) / 127.5 - 1
+                    input[plane + at] = Float(pixels[3 * at + 1]) / 127.5 - 1
+                    input[2 * plane + at] = Float(pixels[3 * at]) / 127.5 - 1
+                }
+            }
+        }
+        let output = try model.withRequest { request throws(OCRError) in
+            try request.run(input, shape: [1, 3, height, width])
+        }
+        guard output.shape == [1, 1, height, width] else {
+            throw OCRError(.recognitionFailed, "the detector's output has shape \(output.shape), not [1, 1, \(height), \(width)]")
+        }
+        let regions = Self.regions(in: output.values, width: width, height: height, configuration: configuration)
+        let xScale = Double(image.width) / Double(width)
+        let yScale = Double(image.height) / Double(height)
+        return regions.map { region in
+            let x = max(0, Int((Double(region.box.x) * xScale).rounded(.down)))
+            let y = max(0, Int((Double(region.box.y) * yScale).rounded(.down)))
+            let maxX = min(image.width, Int((Double(region.box.maxX) * xScale).rounded(.up)))
+            let maxY = min(image.height, Int((Double(region.box.maxY) * yScale).rounded(.up)))
+            return Region(box: Box(x: x, y: y, width: max(1, maxX - x), height: max(1, maxY - y)), score: region.score)
+        }
+    }
+
+    /// The grown boxes of the regions above threshold in a probability map, top to bottom.
+    static func regions(in map: [Float], width: Int, height: Int, configuration: Configuration) -> [Region] {
+        var label = [Int32](repeating: 0, count: map.count)
+        var regions: [Region] = []
+        var stack: [Int] = []
+        var next: Int32 = 0
+        for start in map.indices where map[start] > configuration.threshold && label[start] == 0 {
+            next += 1
+            label[start] = next
+            stack.append(start)
+            var minX = width
+            var minY = height
+            var maxX = 0
+            var maxY = 0
+            var sum: Float = 0
+            var count = 0
+            while let at = stack.popLast() {
+                let x = at % width
+                let y = at / width
+                minX = min(minX, x)
+                maxX = max(maxX, x)
+                minY = min(minY, y)
+                maxY = max(maxY, y)
+                sum += map[at]
+                count += 1
+                for dy in -1...1 {
+                    let ny = y + dy
+                    guard ny >= 0, ny < height else { continue }
+                    for dx in -1...1 {
+                        let nx = x + dx
+                        guard nx >= 0, nx < width else { continue }
+                        let neighbour = ny * width + nx
+                        if label[neighbour] == 0 && map[neighbour] > configuration.threshold {
+                            label[neighbour] = next
+                            stack.append(neighbour)
+                        }
+                    }
+                }
+            }
+            let boxWidth = Double(maxX - minX + 1)
+            let boxHeight = Double(maxY - minY + 1)
+            let score = Double(sum) / Double(count)
+            guard min(boxWidth, boxHeight) >= 3, score >= Double(configuration.boxThreshold) else { continue }
+            let grow = boxWidth * boxHeight * configuration.unclipRatio / (2 * (boxWidth + boxHeight))
+            let x = max(0, Int((Double(minX) - grow).rounded(.down)))
+            let y = max(0, Int((Double(minY) - grow).rounded(.down)))
+            let right = min(width, Int((Double(maxX + 1) + grow).rounded(.up)))
+            let bottom = min(height, Int((Double(maxY + 1) + grow).rounded(.up)))
+            regions.append(Region(box: Box(x: x, y: y, width: right - x, height: bottom - y), score: score))
+        }
+        return regions.sorted { ($0.box.y, $0.box.x) < ($1.box.y, $1.box.x) }
+    }
+}

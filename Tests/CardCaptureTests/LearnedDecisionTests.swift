@@ -1,0 +1,84 @@
+import OCRBridge
+import Testing
+
+@testable import CardCapture
+
+/// What the learned engine reports from its readings of a number row (``CardScanner/decideLearned(_:failing:)``)
+/// and how the detector's lines are grouped into rows. Readings are built by hand (``LineBuilder``).
+@Suite("The learned engine's decision")
+struct LearnedDecisionTests {
+    static let scanner = Result { try CardScanner(configuration: .init(engine: .tesseract)) }
+
+    static func decoded(_ lines: [RecognizedLine]) -> (candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) {
+        let readings = lines.map(PANDecoder.read)
+        return (readings.flatMap(\.candidates).map { $0.from(.learned) }, readings.flatMap(\.failing))
+    }
+
+    @Test("one reading sure of every digit is reported; one unsure digit is not enough alone")
+    func sureAlone() throws {
+        let scanner = try Self.scanner.get()
+        let sure = Self.decoded([LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 97)])
+        #expect(scanner.decideLearned(sure.candidates, failing: sure.failing)?.pan.revealed == "4242424242424242")
+        let unsure = Self.decoded([LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 97, lowConfidence: [5: 60])])
+        #expect(scanner.decideLearned(unsure.candidates, failing: unsure.failing) == nil)
+        // Two readings of the row that agree carry a digit the recognizer was less sure of.
+        let two = Self.decoded([
+            LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 97, lowConfidence: [5: 60]),
+            LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 97, lowConfidence: [9: 70]),
+        ])
+        #expect(scanner.decideLearned(two.candidates, failing: two.failing)?.pan.revealed == "4242424242424242")
+    }
+
+    @Test("a digit taken from the alternatives never makes a number alone")
+    func repairAlone() throws {
+        let scanner = try Self.scanner.get()
+        // 4242 4242 4242 4243 fails the check; the recognizer offered a 2 for the last digit.
+        let line = LineBuilder.line(["4242", "4242", "4242", "4243"], confidence: 99, alternatives: [15: [("2", 40)]])
+        let (candidates, failing) = Self.decoded([line])
+        #expect(candidates.count == 1 && candidates[0].substitutions == 1)
+        #expect(scanner.decideLearned(candidates, failing: failing) == nil)
+    }
+
+    @Test("a number read whole that fails the check as often as a valid one refuses it")
+    func specimen() throws {
+        let scanner = try Self.scanner.get()
+        let valid = LineBuilder.line(["4000", "1234", "5678", "3010"], confidence: 95)
+        let printed = LineBuilder.line(["4000", "1234", "5678", "9010"], confidence: 95)
+        let (candidates, failing) = Self.decoded([valid, printed])
+        #expect(failing.count == 1)
+        #expect(scanner.decideLearned(candidates, failing: failing) == nil)
+    }
+
+    @Test("two different numbers both supported: neither is reported")
+    func rivals() throws {
+        let scanner = try Self.scanner.get()
+        let (candidates, failing) = Self.decoded([
+            LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 97),
+            LineBuilder.line(["4111", "1111", "1111", "1111"], confidence: 97),
+        ])
+        #expect(scanner.decideLearned(candidates, failing: failing) == nil)
+    }
+
+    @Test("a number whose gaps are not its brand's is not reported")
+    func grouping() throws {
+        let scanner = try Self.scanner.get()
+        let (candidates, failing) = Self.decoded([LineBuilder.line(["42424", "242", "42424242"], confidence: 99)])
+        #expect(scanner.decideLearned(candidates, failing: failing) == nil)
+    }
+
+    @Test("the detector's lines on one row are joined; lines on other rows or of other sizes are not")
+    func rows() {
+        let boxes = [
+            Box(x: 300, y: 302, width: 120, height: 40),
+            Box(x: 60, y: 300, width: 200, height: 42),
+            Box(x: 60, y: 380, width: 100, height: 24),
+            Box(x: 500, y: 296, width: 90, height: 120),
+        ]
+        let rows = CardScanner.rows(of: boxes)
+        #expect(rows.count == 3)
+        #expect(rows[0].box == Box(x: 60, y: 300, width: 360, height: 42))
+        #expect(rows[0].pieces.count == 2)
+        #expect(rows.contains { $0.box == Box(x: 500, y: 296, width: 90, height: 120) })
+        #expect(rows[2].box == Box(x: 60, y: 380, width: 100, height: 24))
+    }
+}
