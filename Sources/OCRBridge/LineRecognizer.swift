@@ -214,4 +214,23 @@ public enum LearnedModels {
     public static var recognizerKeysPath: String { folder + "/ch_PP-OCRv4_rec_keys.txt" }
     /// PP-OCRv4's text detector.
     public static var detectorPath: String { folder + "/ch_PP-OCRv4_det_infer.onnx" }
+
+    /// The environment variable naming another folder holding the project's own card-digit
+    /// line recognizer (a model being trained, say).
+    public static let projectFolderVariable = "CAPTURE_PROJECT_MODELS_DIR"
+
+    /// The folder of the models this project trains and commits (`make model`): the
+    /// checkout's `Models`.
+    public static var projectFolder: String {
+        if let folder = ProcessInfo.processInfo.environment[projectFolderVariable], !folder.isEmpty { return folder }
+        var vendor = OpenVINORuntime.vendorFolder
+        if vendor.hasSuffix("/.vendor") { vendor.removeLast("/.vendor".count) }
+        return vendor + "/Models"
+    }
+
+    /// The project's card-line recognizer: digits, "/" and the space, trained on card
+    /// typefaces and real embossed digits (Models/README.md).
+    public static var cardDigitsPath: String { projectFolder + "/card-digits.onnx" }
+    /// Its character table.
+    public static var cardDigitsKeysPath: String { projectFolder + "/card-digits.keys.txt" }
 }

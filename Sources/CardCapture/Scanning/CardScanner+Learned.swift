@@ -40,19 +40,38 @@ extension CardScanner {
         let grey = bitmap.grey()
         var evidence = Evidence()
         var best: (look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?)?
-        for hypothesis in hypotheses(for: grey) {
-            guard let card = hypothesis.makeCard() else { continue }
-            var look = try lookLearned(at: card, learned: learned)
-            if let decided = look.decided, let engines, let row = look.numberRow {
-                look.decided = try checked(decided, on: card, row: row, with: engines, look: &look)
-            }
+        func consider(_ look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?) {
             evidence.candidates += look.candidates
             evidence.failing += look.failing
             let seen = look.candidates.count + look.failing.count
             if look.decided != nil || best == nil || seen > (best!.look.candidates.count + best!.look.failing.count) {
-                best = (look, card, hypothesis.outline)
+                best = (look, card, outline)
             }
-            if look.decided != nil { break }
+        }
+        func look(at card: Bitmap) throws -> LearnedLook {
+            var look = try lookLearned(at: card, learned: learned)
+            if let decided = look.decided, let engines, let row = look.numberRow {
+                look.decided = try checked(decided, on: card, row: row, with: engines, look: &look)
+            }
+            return look
+        }
+        for hypothesis in hypotheses(for: grey) {
+            guard let card = hypothesis.makeCard() else { continue }
+            let seen = try look(at: card)
+            consider(seen, card: card, outline: hypothesis.outline)
+            if seen.decided != nil { break }
+        }
+        // A card lying across the frame, its number running up or down: the whole frame a
+        // quarter turn either way. Upside-down digits can read as digits (a 6 as a 9), so a
+        // number counts only when exactly one of the two turns gives one.
+        if best?.look.decided == nil {
+            let turns = [1, 3].compactMap { turns in Self.levelled(grey, quarterTurns: turns) }
+            let looks = try turns.map { try look(at: $0) }
+            let decided = looks.filter { $0.decided != nil }
+            for (index, var seen) in looks.enumerated() {
+                if decided.count > 1 { seen.decided = nil }
+                consider(seen, card: turns[index], outline: nil)
+            }
         }
         guard let best else { return evidence }
         evidence.decided = best.look.decided
@@ -64,16 +83,18 @@ extension CardScanner {
         let numberBottom = best.look.numberRow.map { $0.box.maxY } ?? card.height / 2
         let numberTop = best.look.numberRow.map { $0.box.y } ?? card.height / 2
         var ballot = ExpiryBallot()
-        for row in best.look.rows where row.box.midY > Double(numberBottom) || (best.look.numberRow == nil && row.box.midY > Double(numberTop)) {
-            guard let image = learnedLineImage(of: card, box: row.box) else { continue }
-            let text = try learned.recognizer.recognize(image).text
-            evidence.rows.append((row.box, text))
-            ballot.add(text)
-            if row.pieces.count > 1 {
-                for piece in row.pieces {
-                    guard let image = learnedLineImage(of: card, box: piece) else { continue }
-                    let text = try learned.recognizer.recognize(image).text
-                    if !ExpiryFinder.dates(in: text).isEmpty { ballot.add(text) }
+        let below = best.look.rows.filter { row in
+            row.box.midY > Double(numberBottom) || (best.look.numberRow == nil && row.box.midY > Double(numberTop))
+        }
+        // The card-digit network first (fast, and it knows card dates); PP-OCRv4's reader
+        // where that gave no date.
+        for reader in [learned.digits, learned.text] where ballot.leader == nil {
+            for row in below {
+                for box in row.pieces.count > 1 ? [row.box] + row.pieces : [row.box] {
+                    guard let image = learnedLineImage(of: card, box: box) else { continue }
+                    let text = try reader.recognize(image).text
+                    if box == row.box { evidence.rows.append((row.box, text)) }
+                    if box == row.box || !ExpiryFinder.dates(in: text).isEmpty { ballot.add(text) }
                 }
             }
         }
@@ -88,20 +109,36 @@ extension CardScanner {
         // The number band: cards print the number between a quarter and nine tenths down.
         let band = Double(card.height) * 0.25...Double(card.height) * 0.9
         var mostWhole = 0
-        for row in look.rows where band.contains(row.box.midY) && row.box.width >= row.box.height * 3 {
+        for row in look.rows where band.contains(row.box.midY) && row.box.width * 2 >= row.box.height * 3 {
             var rowCandidates: [PANCandidate] = []
             var rowFailing: [PANDecoder.NumberReading] = []
             // The detector often stops short of an embossed number's first or last digit, or
-            // misses a group: the row is read as found and across the card's width as well.
+            // misses a group: the row is read as found, a little taller and shorter, and across
+            // the card's width as well.
             let across = Box(x: card.width / 40, y: row.box.y, width: card.width * 38 / 40, height: row.box.height)
-            let crops = [row.box, across] + (row.pieces.count > 1 ? row.pieces.filter { $0.width >= $0.height * 6 } : [])
-            for box in crops {
+            let taller = Box(x: row.box.x, y: row.box.y - row.box.height / 8, width: row.box.width, height: row.box.height * 5 / 4)
+            let shorter = Box(x: row.box.x, y: row.box.y + row.box.height / 10, width: row.box.width, height: row.box.height * 4 / 5)
+            let pieces = row.pieces.count > 1 ? row.pieces.filter { $0.width >= $0.height * 6 } : []
+            var digitsSeen = 0
+            for box in [row.box, taller, shorter, across] + pieces {
                 guard let image = learnedLineImage(of: card, box: box) else { continue }
-                let line = try learned.recognizer.recognize(image)
+                let line = try learned.digits.recognize(image)
                 look.readings.append((box, line.text))
-                let reading = PANDecoder.read(line)
+                digitsSeen = max(digitsSeen, line.text.filter(\.isASCIIDigit).count)
+                let reading = PANDecoder.read(line, isolated: box != across)
                 rowCandidates += reading.candidates.map { $0.from(.learned) }
                 rowFailing += reading.failing
+            }
+            // The second network reads the row where the first saw most of a number.
+            if digitsSeen >= 10 {
+                for box in [row.box, across] {
+                    guard let image = learnedLineImage(of: card, box: box) else { continue }
+                    let line = try learned.text.recognize(image)
+                    look.readings.append((box, "ppocr: " + line.text))
+                    let reading = PANDecoder.read(line, isolated: box != across)
+                    rowCandidates += reading.candidates.map { $0.from(.ppocr) }
+                    rowFailing += reading.failing
+                }
             }
             look.candidates += rowCandidates
             look.failing += rowFailing
@@ -120,28 +157,42 @@ extension CardScanner {
     }
 
     /// The least confidence (the weakest digit's probability) at which one reading of a row by
-    /// the recognizer is reported on its own.
+    /// one network is reported on its own.
     static let learnedAloneConfidence = 0.85
 
-    /// The number a row's learned readings support, or nil. A reading with a digit taken from
-    /// the alternatives is never enough alone; a number read whole that fails the check as
-    /// often as the valid one (a specimen's printed number) refuses it; two different numbers
-    /// both supported refuse both.
+    /// The number a row's learned readings support, or nil. Both networks reading the number
+    /// as it is, or one reading it alike twice, is agreement; one reading alone must be sure of
+    /// every digit. A reading with a digit taken from the alternatives is never enough alone; a
+    /// number of the same length read whole that fails the check as often as the valid one (a
+    /// specimen's printed number) refuses it; another number read as it is with some
+    /// confidence refuses both.
     func decideLearned(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> PANCandidate? {
-        var byNumber: [String: (best: PANCandidate, plain: Int)] = [:]
+        struct Support {
+            var best: PANCandidate
+            var plain = 0
+            var readers: Set<PANCandidate.Source> = []
+        }
+        var byNumber: [String: Support] = [:]
         for candidate in candidates where candidate.groupingMatches {
-            var entry = byNumber[candidate.pan.revealed] ?? (candidate, 0)
+            var entry = byNumber[candidate.pan.revealed] ?? Support(best: candidate)
             if candidate.confidence > entry.best.confidence { entry.best = candidate }
-            if candidate.substitutions == 0 { entry.plain += 1 }
+            if candidate.substitutions == 0 {
+                entry.plain += 1
+                entry.readers.insert(candidate.source)
+            }
             byNumber[candidate.pan.revealed] = entry
         }
-        let failingCount = failing.count
-        let accepted = byNumber.values.filter { entry in
-            guard entry.plain >= 1, entry.plain > failingCount else { return false }
-            if entry.plain >= 2 { return entry.best.confidence >= configuration.minimumAgreedConfidence }
+        let seen = byNumber.values.filter { $0.plain >= 1 && $0.best.confidence >= configuration.minimumAgreedConfidence }
+        let accepted = seen.filter { entry in
+            // Readings of the row's number that fail the check: the same length read whole
+            // (a crop that cut a digit off reads shorter and says nothing about this one).
+            let length = entry.best.pan.revealed.count
+            let failingCount = failing.filter { $0.digits.count == length }.count
+            guard entry.plain > failingCount else { return false }
+            if entry.readers.count >= 2 || entry.plain >= 2 { return true }
             return entry.best.confidence >= Self.learnedAloneConfidence
         }
-        guard accepted.count == 1 else { return nil }
+        guard accepted.count == 1, seen.count == 1 else { return nil }
         return accepted[0].best
     }
 

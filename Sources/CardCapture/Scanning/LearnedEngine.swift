@@ -1,16 +1,22 @@
 public import OCRBridge
 import Synchronization
 
-/// The learned models the scanner reads with: a text detector that finds the lines on a card
-/// and a line recognizer that reads them, both on OpenVINO. Compiled once per process and
-/// shared by every scanner and worker (each borrows its own inference requests).
+/// The learned models the scanner reads with, all on OpenVINO: a text detector that finds the
+/// lines on a card, the project's card-digit recognizer that reads number rows and dates
+/// (`Models/card-digits.onnx`), and PP-OCRv4's general recognizer, a second and independent
+/// reader of the number and the reader of labels. Compiled once per process and shared by every
+/// scanner and worker (each borrows its own inference requests).
 public struct LearnedEngine: Sendable {
     public let detector: TextDetector
-    public let recognizer: LineRecognizer
+    /// The project's card-digit recognizer: fast, and trained on card digits.
+    public let digits: LineRecognizer
+    /// PP-OCRv4's recognizer: 6,624 characters, never trained on cards.
+    public let text: LineRecognizer
 
-    public init(detector: TextDetector, recognizer: LineRecognizer) {
+    public init(detector: TextDetector, digits: LineRecognizer, text: LineRecognizer) {
         self.detector = detector
-        self.recognizer = recognizer
+        self.digits = digits
+        self.text = text
     }
 
     private static let loaded = Mutex<LearnedEngine?>(nil)
@@ -23,7 +29,12 @@ public struct LearnedEngine: Sendable {
         let result = loaded.withLock { engine -> Result<LearnedEngine, OCRError> in
             if let engine { return .success(engine) }
             do throws(OCRError) {
-                let made = LearnedEngine(detector: try TextDetector(), recognizer: try LineRecognizer())
+                let digits = LineRecognizer.Configuration(modelPath: LearnedModels.cardDigitsPath, keysPath: LearnedModels.cardDigitsKeysPath)
+                let made = LearnedEngine(
+                    detector: try TextDetector(),
+                    digits: try LineRecognizer(configuration: digits),
+                    text: try LineRecognizer()
+                )
                 engine = made
                 return .success(made)
             } catch {

@@ -25,9 +25,10 @@ public struct PANCandidate: Sendable, Equatable {
         /// digit templates, or pieced together from several readings.
         case cardModel = "card_model"
         case tesseract, templates, merged
-        /// The learned line recognizer (``LearnedEngine``); `agreed` when Tesseract's card-digit
-        /// model read the same number on the same row.
-        case learned, agreed
+        /// The learned engine's readers (``LearnedEngine``): the project's card-digit network
+        /// (`learned`) and PP-OCRv4's recognizer (`ppocr`); `agreed` when Tesseract's
+        /// card-digit model read the same number on the same row.
+        case learned, ppocr, agreed
     }
 
     /// The candidate marked with its reader, its extent moved from the reading's image to
@@ -84,7 +85,11 @@ public enum PANDecoder {
 
     /// The valid card numbers in a recognised line and the whole numbers read there that fail
     /// the check digit.
-    public static func read(_ line: RecognizedLine) -> LineReading {
+    ///
+    /// - Parameter isolated: whether a number must stand apart from other digits on the line
+    ///   (three digit heights). A line cut across a whole card row picks up stray marks at
+    ///   its ends, which the learned readers read as digits; those readings pass false.
+    public static func read(_ line: RecognizedLine, isolated mustStandApart: Bool = true) -> LineReading {
         // Digit groups: runs of digits inside one word. A non-digit symbol ends a group.
         var groups: [[Slot]] = []
         for word in line.words {
@@ -118,7 +123,7 @@ public enum PANDecoder {
                 window += groups[end]
                 sizes.append(groups[end].count)
                 if window.count > 19 { break }
-                guard window.count >= 12, isolated(start, end) else { continue }
+                guard window.count >= 12, !mustStandApart || isolated(start, end) else { continue }
                 let extent = Double(window[0].box.x)...Double(window[window.count - 1].box.maxX)
                 if var candidate = decode(window, groupSizes: sizes) {
                     candidate.extent = extent
