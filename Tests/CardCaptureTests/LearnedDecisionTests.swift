@@ -21,12 +21,15 @@ struct LearnedDecisionTests {
         #expect(scanner.decideLearned(sure.candidates, failing: sure.failing)?.pan.revealed == "4242424242424242")
         let unsure = Self.decoded([LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 97, lowConfidence: [5: 60])])
         #expect(scanner.decideLearned(unsure.candidates, failing: unsure.failing) == nil)
-        // Two readings of the row that agree carry a digit the recognizer was less sure of.
-        let two = Self.decoded([
+        // Two crops read alike by the same network are not enough; the other network agreeing is.
+        let twice = Self.decoded([
             LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 97, lowConfidence: [5: 60]),
             LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 97, lowConfidence: [9: 70]),
         ])
-        #expect(scanner.decideLearned(two.candidates, failing: two.failing)?.pan.revealed == "4242424242424242")
+        #expect(scanner.decideLearned(twice.candidates, failing: twice.failing) == nil)
+        let other = PANDecoder.read(LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 90, lowConfidence: [9: 70]))
+        let agreed = twice.candidates + other.candidates.map { $0.from(.ppocr) }
+        #expect(scanner.decideLearned(agreed, failing: twice.failing)?.pan.revealed == "4242424242424242")
     }
 
     @Test("a digit taken from the alternatives never makes a number alone")

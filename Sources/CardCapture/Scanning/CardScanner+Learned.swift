@@ -120,29 +120,33 @@ extension CardScanner {
             let shorter = Box(x: row.box.x, y: row.box.y + row.box.height / 10, width: row.box.width, height: row.box.height * 4 / 5)
             let pieces = row.pieces.count > 1 ? row.pieces.filter { $0.width >= $0.height * 6 } : []
             var digitsSeen = 0
-            for box in [row.box, taller, shorter, across] + pieces {
-                guard let image = learnedLineImage(of: card, box: box) else { continue }
-                let line = try learned.digits.recognize(image)
-                look.readings.append((box, line.text))
+            func read(_ box: Box, with reader: LineRecognizer, as source: PANCandidate.Source) throws {
+                guard let image = learnedLineImage(of: card, box: box) else { return }
+                let line = try reader.recognize(image)
+                look.readings.append((box, source == .ppocr ? "ppocr: " + line.text : line.text))
                 digitsSeen = max(digitsSeen, line.text.filter(\.isASCIIDigit).count)
                 let reading = PANDecoder.read(line, isolated: box != across)
-                rowCandidates += reading.candidates.map { $0.from(.learned) }
+                rowCandidates += reading.candidates.map { $0.from(source) }
                 rowFailing += reading.failing
             }
-            // The second network reads the row where the first saw most of a number.
-            if digitsSeen >= 10 {
-                for box in [row.box, across] {
-                    guard let image = learnedLineImage(of: card, box: box) else { continue }
-                    let line = try learned.text.recognize(image)
-                    look.readings.append((box, "ppocr: " + line.text))
-                    let reading = PANDecoder.read(line, isolated: box != across)
-                    rowCandidates += reading.candidates.map { $0.from(.ppocr) }
-                    rowFailing += reading.failing
+            // The card-digit network until its readings decide the row.
+            var decided: PANCandidate?
+            for box in [row.box, taller, shorter, across] + pieces where decided == nil {
+                try read(box, with: learned.digits, as: .learned)
+                if rowCandidates.count >= 2 { decided = decideLearned(rowCandidates, failing: rowFailing) }
+            }
+            if decided == nil { decided = decideLearned(rowCandidates, failing: rowFailing) }
+            // PP-OCRv4's reader: a second opinion on a number decided (another number read
+            // plainly refuses it), and a second reader where the first saw most of a number.
+            if decided != nil || digitsSeen >= 10 {
+                for box in decided == nil ? [row.box, across] : [row.box] {
+                    try read(box, with: learned.text, as: .ppocr)
                 }
+                decided = decideLearned(rowCandidates, failing: rowFailing)
             }
             look.candidates += rowCandidates
             look.failing += rowFailing
-            if let decided = decideLearned(rowCandidates, failing: rowFailing) {
+            if let decided {
                 look.decided = decided
                 look.numberRow = row
                 return look
@@ -161,8 +165,7 @@ extension CardScanner {
     static let learnedAloneConfidence = 0.85
 
     /// The number a row's learned readings support, or nil. Both networks reading the number
-    /// as it is, or one reading it alike twice, is agreement; one reading alone must be sure of
-    /// every digit. A reading with a digit taken from the alternatives is never enough alone; a
+    /// as it is is agreement; one network alone must be sure of every digit. A reading with a digit taken from the alternatives is never enough alone; a
     /// number of the same length read whole that fails the check as often as the valid one (a
     /// specimen's printed number) refuses it; another number read as it is with some
     /// confidence refuses both.
@@ -189,7 +192,10 @@ extension CardScanner {
             let length = entry.best.pan.revealed.count
             let failingCount = failing.filter { $0.digits.count == length }.count
             guard entry.plain > failingCount else { return false }
-            if entry.readers.count >= 2 || entry.plain >= 2 { return true }
+            // One network agreeing with itself over crops of one row is weak evidence: its
+            // confusions repeat (a specimen's failing number, one digit misread alike in every
+            // crop, passes the check one time in ten). Two networks are independent readers.
+            if entry.readers.count >= 2 { return true }
             return entry.best.confidence >= Self.learnedAloneConfidence
         }
         guard accepted.count == 1, seen.count == 1 else { return nil }
