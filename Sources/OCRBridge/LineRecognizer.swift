@@ -8,7 +8,7 @@ import Foundation
 /// OpenVINO: one image of one line in, the characters it read with their alternatives out.
 ///
 /// The line is scaled to the model's height (48 px), normalised to -1...1 and padded to at
-/// least ``minimumWidth``; the network gives, for every 8 px column step, a probability for
+/// least ``minimumWidth`` (in steps of ``widthStep``); the network gives, for every 8 px column step, a probability for
 /// the CTC blank and each character. The best path (most likely class per step, repeats and
 /// blanks removed) is the reading; each symbol keeps the other digits the network weighed at
 /// its strongest step as alternatives, so constraint decoding can choose among what the
@@ -40,8 +40,10 @@ public struct LineRecognizer: Sendable {
     public static let height = 48
     /// Narrower lines are padded to this width, as the model was trained.
     public static let minimumWidth = 320
+    /// Lines are padded to a multiple of this width.
+    public static let widthStep = 160
     /// Wider lines are refused (a line of 19 digits is about 12 heights wide).
-    public static let maximumWidth = 48 * 40
+    public static let maximumWidth = 1920
 
     private let model: OpenVINOModel
     /// The character of each class; index 0 is the CTC blank (nil).
@@ -84,7 +86,9 @@ public struct LineRecognizer: Sendable {
             return RecognizedLine(text: "", confidence: 0, box: Box(x: 0, y: 0, width: image.width, height: image.height), words: [])
         }
         let grey = image.grey().scaled(toWidth: width, height: Self.height)
-        let paddedWidth = max(Self.minimumWidth, (width + 31) / 32 * 32)
+        // Widths in steps of 160: each new input shape costs OpenVINO a reshape (a line's
+        // time again), so a few shapes that repeat are faster than one per line.
+        let paddedWidth = max(Self.minimumWidth, (width + Self.widthStep - 1) / Self.widthStep * Self.widthStep)
         let plane = Self.height * paddedWidth
         var input = [Float](repeating: 0, count: 3 * plane)
         grey.pixels.withUnsafeBufferPointer { pixels in

@@ -10,7 +10,7 @@ struct LearnedDecisionTests {
     static let scanner = Result { try CardScanner(configuration: .init(engine: .tesseract)) }
 
     static func decoded(_ lines: [RecognizedLine]) -> (candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) {
-        let readings = lines.map(PANDecoder.read)
+        let readings = lines.map { PANDecoder.read($0) }
         return (readings.flatMap(\.candidates).map { $0.from(.learned) }, readings.flatMap(\.failing))
     }
 
@@ -70,7 +70,7 @@ struct LearnedDecisionTests {
     }
 
     @Test("the detector's lines on one row are joined; lines on other rows or of other sizes are not")
-    func rows() {
+    func rows() throws {
         let boxes = [
             Box(x: 300, y: 302, width: 120, height: 40),
             Box(x: 60, y: 300, width: 200, height: 42),
@@ -79,8 +79,10 @@ struct LearnedDecisionTests {
         ]
         let rows = CardScanner.rows(of: boxes)
         #expect(rows.count == 3)
-        #expect(rows[0].box == Box(x: 60, y: 300, width: 360, height: 42))
-        #expect(rows[0].pieces.count == 2)
+        let number = try #require(rows.first { $0.pieces.count == 2 })
+        #expect(number.box == Box(x: 60, y: 300, width: 360, height: 42))
+        // Top to bottom.
+        #expect(rows.map(\.box.y) == rows.map(\.box.y).sorted())
         #expect(rows.contains { $0.box == Box(x: 500, y: 296, width: 90, height: 120) })
         #expect(rows[2].box == Box(x: 60, y: 380, width: 100, height: 24))
     }

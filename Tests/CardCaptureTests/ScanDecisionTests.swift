@@ -11,7 +11,7 @@ struct ScanDecisionTests {
 
     /// Every reading of one row, decoded.
     static func decoded(_ lines: [RecognizedLine]) -> (candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) {
-        let readings = lines.map(PANDecoder.read)
+        let readings = lines.map { PANDecoder.read($0) }
         return (readings.flatMap(\.candidates), readings.flatMap(\.failing))
     }
 

@@ -120,11 +120,16 @@ extension CardScanner {
             let shorter = Box(x: row.box.x, y: row.box.y + row.box.height / 10, width: row.box.width, height: row.box.height * 4 / 5)
             let pieces = row.pieces.count > 1 ? row.pieces.filter { $0.width >= $0.height * 6 } : []
             var digitsSeen = 0
+            var fullest = row.box
             func read(_ box: Box, with reader: LineRecognizer, as source: PANCandidate.Source) throws {
                 guard let image = learnedLineImage(of: card, box: box) else { return }
                 let line = try reader.recognize(image)
                 look.readings.append((box, source == .ppocr ? "ppocr: " + line.text : line.text))
-                digitsSeen = max(digitsSeen, line.text.filter(\.isASCIIDigit).count)
+                let digits = line.text.filter(\.isASCIIDigit).count
+                if digits > digitsSeen {
+                    digitsSeen = digits
+                    fullest = box
+                }
                 let reading = PANDecoder.read(line, isolated: box != across)
                 rowCandidates += reading.candidates.map { $0.from(source) }
                 rowFailing += reading.failing
@@ -136,12 +141,11 @@ extension CardScanner {
                 if rowCandidates.count >= 2 { decided = decideLearned(rowCandidates, failing: rowFailing) }
             }
             if decided == nil { decided = decideLearned(rowCandidates, failing: rowFailing) }
-            // PP-OCRv4's reader: a second opinion on a number decided (another number read
-            // plainly refuses it), and a second reader where the first saw most of a number.
+            // PP-OCRv4's reader, on the crop where the card-digit network saw most digits: a
+            // second opinion on a number decided (another number read plainly refuses it), and a
+            // second reader where the first saw most of a number.
             if decided != nil || digitsSeen >= 10 {
-                for box in decided == nil ? [row.box, across] : [row.box] {
-                    try read(box, with: learned.text, as: .ppocr)
-                }
+                try read(fullest, with: learned.text, as: .ppocr)
                 decided = decideLearned(rowCandidates, failing: rowFailing)
             }
             look.candidates += rowCandidates
