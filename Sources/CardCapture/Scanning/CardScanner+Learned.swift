@@ -78,27 +78,31 @@ extension CardScanner {
         evidence.card = best.card
         evidence.outline = best.outline
         evidence.rows = best.look.readings
-        // The expiry: the rows under the number (or, with no number row, the lower half).
+        // The expiry: the rows under the number (or, with no number row, the lower half), read
+        // by both networks, PP-OCRv4's only where the card-digit network saw a date's digits.
         let card = best.card
-        let numberBottom = best.look.numberRow.map { $0.box.maxY } ?? card.height / 2
-        let numberTop = best.look.numberRow.map { $0.box.y } ?? card.height / 2
-        var ballot = ExpiryBallot()
+        let numberRow = best.look.numberRow
         let below = best.look.rows.filter { row in
-            row.box.midY > Double(numberBottom) || (best.look.numberRow == nil && row.box.midY > Double(numberTop))
+            guard let numberRow else { return row.box.midY > Double(card.height / 2) }
+            return row.box.midY > Double(numberRow.box.maxY)
         }
-        // The card-digit network first (fast, and it knows card dates); PP-OCRv4's reader
-        // where that gave no date.
-        for reader in [learned.digits, learned.text] where ballot.leader == nil {
-            for row in below {
-                for box in row.pieces.count > 1 ? [row.box] + row.pieces : [row.box] {
-                    guard let image = learnedLineImage(of: card, box: box) else { continue }
-                    let text = try reader.recognize(image).text
-                    if box == row.box { evidence.rows.append((row.box, text)) }
-                    if box == row.box || !ExpiryFinder.dates(in: text).isEmpty { ballot.add(text) }
-                }
+        var ballot = ExpiryBallot()
+        for row in below {
+            for box in row.pieces.count > 1 ? [row.box] + row.pieces : [row.box] {
+                guard let image = learnedLineImage(of: card, box: box) else { continue }
+                let text = try learned.digits.recognize(image).text
+                evidence.rows.append((box, text))
+                guard text.contains("/") || text.filter(\.isASCIIDigit).count >= 4 else { continue }
+                ballot.add(text)
+                let other = try learned.text.recognize(image).text
+                evidence.rows.append((box, "ppocr: " + other))
+                ballot.add(other)
             }
         }
-        evidence.expiry = ballot.leader
+        // A date only one reading saw may be a misread digit or a VALID FROM date whose later
+        // partner was missed: two readings must agree.
+        evidence.expiry = ballot.isSettled(votes: 2) ? ballot.leader : nil
+        evidence.numberBox = numberRow?.box
         return evidence
     }
 

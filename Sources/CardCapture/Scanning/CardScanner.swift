@@ -142,8 +142,26 @@ public struct CardScanner: Sendable {
                 case (.learned, let learned?):
                     return try readLearned(bitmap, learned: learned, checkingWith: nil)
                 case (.both, let learned?):
-                    let evidence = try readLearned(bitmap, learned: learned, checkingWith: engines)
-                    guard evidence.decided == nil else { return evidence }
+                    var evidence = try readLearned(bitmap, learned: learned, checkingWith: engines)
+                    if evidence.decided != nil {
+                        // The date: Tesseract's reading of the strip under the number, which
+                        // reads printed dates more surely than the networks; theirs where
+                        // Tesseract reads none.
+                        if let card = evidence.card, let box = evidence.numberBox {
+                            // The detector's box stands a little beyond the digits.
+                            let digitHeight = box.height * 3 / 4
+                            let ballot = try readExpiry(
+                                on: card,
+                                top: box.maxY,
+                                height: digitHeight * 2,
+                                numberHeight: digitHeight,
+                                with: engines,
+                                into: &evidence
+                            )
+                            evidence.expiry = ballot.leader ?? evidence.expiry
+                        }
+                        return evidence
+                    }
                     var fallback = try read(bitmap, with: engines)
                     fallback.candidates += evidence.candidates
                     fallback.failing += evidence.failing
@@ -200,6 +218,8 @@ public struct CardScanner: Sendable {
         /// The best mean confidence (0 to 100) of the card-digit model's readings of a number
         /// row: how surely this way up reads as digits.
         var modelConfidence = 0.0
+        /// Where the learned engine found the number row on ``card``.
+        var numberBox: Box?
         /// The row where most whole numbers were read, valid or not, and how many: the number
         /// row even when no number on it can be reported.
         var wholeRow: (row: TextRow, count: Int)?
