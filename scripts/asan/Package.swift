@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// The C bridges (OCRBridge: libpng and Tesseract) and their tests, alone, for the run under
+// The C bridges (OCRBridge: libpng, Tesseract and OpenVINO) and their tests, alone, for the run under
 // AddressSanitizer in `make test`. The folders are links to the main package's; this package
 // has no dependencies, so the sanitized build compiles these few files and not the server's
 // libraries (which took most of the five minutes that step used to take).
@@ -11,12 +11,23 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// The learned engine's headers, from `make deps` (scripts/install-learned.py), in the main checkout's .vendor.
+let vendor = Context.packageDirectory + "/../../.vendor"
+
 let package = Package(
     name: "ocr-bridge-asan",
     targets: [
         .systemLibrary(name: "CTesseract", pkgConfig: "tesseract"),
         .target(name: "CLibPNG", linkerSettings: [.linkedLibrary("png16")]),
-        .target(name: "OCRBridge", dependencies: ["CTesseract", "CLibPNG"], swiftSettings: swiftSettings),
+        .target(
+            name: "COpenVINO",
+            cSettings: [
+                .define("COVINO_VENDOR_DIR", to: "\"\(vendor)\""),
+                .unsafeFlags(["-I", vendor + "/openvino/include"]),
+            ],
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+        .target(name: "OCRBridge", dependencies: ["CTesseract", "CLibPNG", "COpenVINO"], swiftSettings: swiftSettings),
         .testTarget(
             name: "OCRBridgeTests",
             dependencies: ["OCRBridge"],
