@@ -31,6 +31,10 @@ let package = Package(
         .testTarget(
             name: "OCRBridgeTests",
             dependencies: ["OCRBridge"],
+            // OpenVINO's thread pool (TBB) opens a library with RTLD_DEEPBIND, which the sanitizer
+            // runtime refuses outright (google/sanitizers#611), so the learned recognizer's tests
+            // run in the plain build only; its C bridge is still compiled here, sanitized.
+            exclude: ["LineRecognizerTests.swift"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
