@@ -12,7 +12,11 @@ dev=${CARDS_DEV:-../shared/cards-dev}
 gen2=.devsets/gen2
 
 echo "== Fixtures/cards (regression suite)"
-"$cli" bench Fixtures/cards --jobs 2
+for engine in both learned; do
+    echo "-- --engine $engine"
+    "$cli" bench Fixtures/cards --jobs 2 --engine "$engine" --no-baseline
+done
+"$cli" bench Fixtures/cards --jobs 2 --engine tesseract
 
 if [ ! -f "$gen2/manifest.json" ]; then
     echo "== making the second generator's set in $gen2"
@@ -25,10 +29,14 @@ echo "== $gen2 (second generator, held-out typefaces)"
 if [ -f "$dev/manifest.json" ]; then
     echo "== $dev (real pictures; scan --json --reveal --jobs 1, scored by its score.py)"
     mkdir -p .devsets
-    "$cli" scan --json --reveal --jobs 1 "$dev"/*.png > .devsets/cards-dev.jsonl || true
-    python3 "$dev/score.py" "$dev/manifest.json" .devsets/cards-dev.jsonl
-    python3 "$dev/score.py" "$dev/manifest.json" .devsets/cards-dev.jsonl --exclude-overlap
-    python3 scripts/bench/score_dev.py "$dev/manifest.json" .devsets/cards-dev.jsonl
+    # Each engine alone and together (--engine; both is the default).
+    for engine in both learned tesseract; do
+        echo "-- --engine $engine"
+        "$cli" scan --json --reveal --jobs 1 --engine "$engine" "$dev"/*.png > ".devsets/cards-dev-$engine.jsonl" || true
+        python3 "$dev/score.py" "$dev/manifest.json" ".devsets/cards-dev-$engine.jsonl"
+        python3 "$dev/score.py" "$dev/manifest.json" ".devsets/cards-dev-$engine.jsonl" --exclude-overlap
+        python3 scripts/bench/score_dev.py "$dev/manifest.json" ".devsets/cards-dev-$engine.jsonl"
+    done
 else
     echo "== $dev not found: set CARDS_DEV to the folder of real labelled pictures to score them"
 fi
