@@ -1,6 +1,5 @@
 import ArgumentParser
 import CardCapture
-import OCRBridge
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -51,13 +50,7 @@ struct BenchCommand: AsyncParsableCommand {
             Terminal.writeError("capture-cli: \(folder)/manifest.json lists no images")
             throw ExitCode(2)
         }
-        let scanner: CardScanner
-        do {
-            scanner = try CardScanner(configuration: .init(engine: engine.engine))
-        } catch {
-            Terminal.writeError("capture-cli: \(error.message)")
-            throw ExitCode(2)
-        }
+        let scanner = try engine.makeScanner()
         let paths = entries.map { "\(folder)/\($0.file)" }
         #if DEBUG
         print("note: a debug build; times are several times a release build's (swift build -c release)")

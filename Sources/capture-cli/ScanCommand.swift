@@ -14,6 +14,17 @@ enum EngineOption: String, ExpressibleByArgument, CaseIterable {
         case .both: .both
         }
     }
+
+    /// A scanner reading with these engines; a missing engine is said on standard error and ends
+    /// the command with status 2.
+    func makeScanner() throws -> CardScanner {
+        do {
+            return try CardScanner(configuration: .init(engine: engine))
+        } catch {
+            Terminal.writeError("capture-cli: \(error.message)")
+            throw ExitCode(2)
+        }
+    }
 }
 
 /// `capture-cli scan`: reads card numbers and expiries off PNG images.
@@ -74,13 +85,7 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let scanner: CardScanner
-        do {
-            scanner = try CardScanner(configuration: .init(engine: engine.engine))
-        } catch {
-            Terminal.writeError("capture-cli: \(error.message)")
-            throw ExitCode(2)
-        }
+        let scanner = try engine.makeScanner()
         if let debugDirectory {
             do {
                 try FileManager.default.createDirectory(atPath: debugDirectory, withIntermediateDirectories: true)

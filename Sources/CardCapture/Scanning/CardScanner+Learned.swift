@@ -6,16 +6,17 @@ import OCRBridge
 ///    outlines straightened, the whole frame levelled) goes to the text detector, and the
 ///    lines it finds on one row of the card are joined into that row's box: the detector often
 ///    splits an embossed number into pieces, and a number is read whole or not at all.
-/// 2. **Read**: every row in the card's number band is read by the line recognizer, the joined
-///    row first and then its pieces; ``PANDecoder`` finds the whole numbers in each reading
+/// 2. **Read**: every row in the card's number band is read by the card-digit network (as
+///    found, taller, shorter, across the card, in its pieces) and by PP-OCRv4's recognizer
+///    where the first saw most of a number; ``PANDecoder`` finds the whole numbers in each reading
 ///    (a brand's IIN, one of its lengths, its digit grouping, the check digit as a check).
-/// 3. **Decide** (``CardScanner/decideLearned(_:failing:)``): a number is reported when the
-///    recognizer was sure of every digit or two readings of the row agree, and, with Tesseract
-///    beside it, when Tesseract does not read a different number on the same row; when
-///    Tesseract reads the same number, the two engines' agreement is enough on its own.
+/// 3. **Decide** (``CardScanner/decideLearned(_:failing:)``): a number is reported when one
+///    network was sure of every digit or both networks read it as it is, and, with Tesseract
+///    beside it, when Tesseract's card-digit model does not read a different number on the
+///    same row.
 ///
-/// The expiry comes from the lines below the number: each row read whole, each date voted
-/// on (``ExpiryBallot``), a VALID FROM date never taken for the expiry.
+/// The expiry comes from the lines below the number, each date voted on (``ExpiryBallot``)
+/// and two readings needed; a VALID FROM date is never taken for the expiry.
 extension CardScanner {
     /// A row of text on a straightened card: the detector's lines that lie on it, and their
     /// union.
@@ -78,13 +79,22 @@ extension CardScanner {
         evidence.card = best.card
         evidence.outline = best.outline
         evidence.rows = best.look.readings
-        // The expiry: the rows under the number (or, with no number row, the lower half), read
-        // by both networks, PP-OCRv4's only where the card-digit network saw a date's digits.
-        let card = best.card
-        let numberRow = best.look.numberRow
-        let below = best.look.rows.filter { row in
-            guard let numberRow else { return row.box.midY > Double(card.height / 2) }
-            return row.box.midY > Double(numberRow.box.maxY)
+        evidence.numberBox = best.look.numberRow?.box
+        evidence.learnedRows = best.look.rows
+        // With Tesseract beside it, the date is read from the strip under a number decided
+        // (the caller), and the networks' reading only where that gives none.
+        if engines == nil || evidence.decided == nil {
+            evidence.expiry = try learnedExpiry(on: best.card, learned: learned, into: &evidence)
+        }
+        return evidence
+    }
+
+    /// The expiry from the rows under the number row (or, with none, in the lower half), read by
+    /// both networks, PP-OCRv4's only where the card-digit network saw a date's digits.
+    func learnedExpiry(on card: Bitmap, learned: LearnedEngine, into evidence: inout Evidence) throws -> Expiry? {
+        let below = evidence.learnedRows.filter { row in
+            guard let numberBox = evidence.numberBox else { return row.box.midY > Double(card.height / 2) }
+            return row.box.midY > Double(numberBox.maxY)
         }
         var ballot = ExpiryBallot()
         for row in below {
@@ -101,9 +111,7 @@ extension CardScanner {
         }
         // A date only one reading saw may be a misread digit or a VALID FROM date whose later
         // partner was missed: two readings must agree.
-        evidence.expiry = ballot.isSettled(votes: 2) ? ballot.leader : nil
-        evidence.numberBox = numberRow?.box
-        return evidence
+        return ballot.isSettled(votes: 2) ? ballot.leader : nil
     }
 
     /// Locates and reads the number rows of one straightened card.

@@ -158,7 +158,10 @@ public struct CardScanner: Sendable {
                                 with: engines,
                                 into: &evidence
                             )
-                            evidence.expiry = ballot.leader ?? evidence.expiry
+                            evidence.expiry = ballot.leader
+                        }
+                        if evidence.expiry == nil, let card = evidence.card {
+                            evidence.expiry = try learnedExpiry(on: card, learned: learned, into: &evidence)
                         }
                         return evidence
                     }
@@ -220,6 +223,8 @@ public struct CardScanner: Sendable {
         var modelConfidence = 0.0
         /// Where the learned engine found the number row on ``card``.
         var numberBox: Box?
+        /// The rows of text the learned engine's detector found on ``card``.
+        var learnedRows: [LearnedRow] = []
         /// The row where most whole numbers were read, valid or not, and how many: the number
         /// row even when no number on it can be reported.
         var wholeRow: (row: TextRow, count: Int)?
