@@ -11,11 +11,13 @@ import Glibc
 
 /// One HTTP/1.1 exchange over a plain socket, as a client that sends its whole body before it
 /// reads (Python's urllib): a send that blocks for `timeout` seconds fails. Its calls block, so
-/// they run on a thread of their own, never on the tasks' threads (that the server needs).
+/// they run on a thread of their own, never on the tasks' threads (that the server needs). The
+/// default timeout is long: on a loaded two-core machine, with every suite running at once, an
+/// 11 MiB upload and its answer took more than five seconds (CI's run of 2c5ae27 read nothing).
 final class RawConnection: Sendable {
     let socket: Int32
 
-    init(port: Int, timeout: Int = 5) throws {
+    init(port: Int, timeout: Int = 30) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var limit = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
