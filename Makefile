@@ -5,7 +5,7 @@
 SWIFT ?= swift
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: deps test-deps build release run test lint format bench bench-api fixtures model clean
+.PHONY: deps test-deps build release run test lint format bench bench-api fixtures model model-learned clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -41,10 +41,16 @@ test: test-deps lint
 bench: release
 	bash scripts/bench/bench.sh
 
-# Trains the card-digit model from scratch (hours on 2 cores; resumable) and installs it as
-# Sources/CardCapture/Resources/card.traineddata; Models/README.md records how and how long.
-model:
+# Trains both of the project's own models from scratch; Models/README.md records how and how long:
+# the Tesseract card-digit model, installed as Sources/CardCapture/Resources/card.traineddata
+# (hours on 2 cores; resumable), and the learned card-line recognizer, Models/card-digits.onnx
+# (PyTorch on the CPU, about 20 minutes on one thread; `make model-learned` builds it alone).
+model: deps
 	bash scripts/model/make_model.sh
+	bash scripts/model/learned/make_learned.sh
+
+model-learned: deps
+	bash scripts/model/learned/make_learned.sh
 
 # The API under load (wrk): token creations and transactions per second against GET /healthz.
 bench-api: release

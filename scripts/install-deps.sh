@@ -14,6 +14,8 @@ packages=(
     libsqlite3-dev
     python3
     python3-pip
+    # venvs: the yardstick's (make bench) and the learned model's training (make model)
+    python3-venv
 )
 if [ "${1:-}" = "test" ]; then
     packages+=(chromium chromium-driver fonts-dejavu-core)

@@ -50,7 +50,8 @@ struct BenchCommand: AsyncParsableCommand {
             Terminal.writeError("capture-cli: \(folder)/manifest.json lists no images")
             throw ExitCode(2)
         }
-        let scanner = try engine.makeScanner()
+        // One picture at a time first, its inferences on every core; then `--jobs` at once.
+        let scanner = try engine.makeScanner(workers: 1)
         let paths = entries.map { "\(folder)/\($0.file)" }
         #if DEBUG
         print("note: a debug build; times are several times a release build's (swift build -c release)")
@@ -86,6 +87,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
 
         let workers = jobs ?? Terminal.coreCount
+        let sharing = try engine.makeScanner(workers: workers)
         let parallelStart = ContinuousClock.now
         await withTaskGroup(of: Void.self) { group in
             var next = 0
@@ -93,7 +95,7 @@ struct BenchCommand: AsyncParsableCommand {
                 guard next < paths.count else { return }
                 let path = paths[next]
                 next += 1
-                group.addTask { _ = try? scanner.scan(contentsOf: path) }
+                group.addTask { _ = try? sharing.scan(contentsOf: path) }
             }
             for _ in 0..<workers { start() }
             for await _ in group { start() }

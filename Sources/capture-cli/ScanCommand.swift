@@ -15,11 +15,13 @@ enum EngineOption: String, ExpressibleByArgument, CaseIterable {
         }
     }
 
-    /// A scanner reading with these engines; a missing engine is said on standard error and ends
-    /// the command with status 2.
-    func makeScanner() throws -> CardScanner {
+    /// A scanner reading with these engines, its inferences using the cores that `workers`
+    /// scans at once leave; a missing engine is said on standard error and ends the command
+    /// with status 2.
+    func makeScanner(workers: Int) throws -> CardScanner {
         do {
-            return try CardScanner(configuration: .init(engine: engine))
+            let threads = max(1, Terminal.coreCount / max(1, workers))
+            return try CardScanner(configuration: .init(engine: engine), inferenceThreads: threads)
         } catch {
             Terminal.writeError("capture-cli: \(error.message)")
             throw ExitCode(2)
@@ -85,7 +87,8 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let scanner = try engine.makeScanner()
+        let workers = min(jobs ?? Terminal.coreCount, images.count)
+        let scanner = try engine.makeScanner(workers: workers)
         if let debugDirectory {
             do {
                 try FileManager.default.createDirectory(atPath: debugDirectory, withIntermediateDirectories: true)
@@ -95,7 +98,6 @@ struct ScanCommand: AsyncParsableCommand {
             }
         }
         let debugDirectory = self.debugDirectory
-        let workers = min(jobs ?? Terminal.coreCount, images.count)
         let progress = Progress(total: images.count, enabled: images.count > 1 && Terminal.isTerminal(2))
         if !json { print(ScanRow.header) }
         var outcomes = [ScanOutcome?](repeating: nil, count: images.count)

@@ -52,6 +52,20 @@ struct LearnedDecisionTests {
         #expect(scanner.decideLearned(candidates, failing: failing) == nil)
     }
 
+    @Test("a failing reading far less sure than the valid one does not refuse it; one nearly as sure does")
+    func unsureFailing() throws {
+        let scanner = try Self.scanner.get()
+        let valid = LineBuilder.line(["4000", "1234", "5678", "3010"], confidence: 95)
+        // The crop blurred the digit it misread: its weakest digit at 50, under 0.75 × 95.
+        let blurred = LineBuilder.line(["4000", "1234", "5678", "9010"], confidence: 95, lowConfidence: [12: 50])
+        let unsure = Self.decoded([valid, blurred])
+        #expect(unsure.failing.count == 1)
+        #expect(scanner.decideLearned(unsure.candidates, failing: unsure.failing)?.pan.revealed == "4000123456783010")
+        let clear = LineBuilder.line(["4000", "1234", "5678", "9010"], confidence: 95, lowConfidence: [12: 80])
+        let sure = Self.decoded([valid, clear])
+        #expect(scanner.decideLearned(sure.candidates, failing: sure.failing) == nil)
+    }
+
     @Test("two different numbers both supported: neither is reported")
     func rivals() throws {
         let scanner = try Self.scanner.get()

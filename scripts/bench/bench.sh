@@ -1,42 +1,80 @@
 #!/usr/bin/env bash
-# The scanner's figures on three sets, release build, one worker (what `make bench` runs):
-#   1. Fixtures/cards: the regression suite, against the plain tesseract route in the same run;
+# The scanner's figures on three sets, release build, one worker, each engine alone and together
+# (--engine both|learned|tesseract; both is the default), the yardstick beside them (what `make bench`
+# runs):
+#   1. Fixtures/cards: the regression suite;
 #   2. the second generator's cards (scripts/gen2, fonts the model never trained on), made once into
 #      .devsets/gen2 if missing;
-#   3. the real labelled pictures in ../shared/cards-dev (or $CARDS_DEV), when that folder is there:
-#      its own score.py, then per category (scripts/bench/score_dev.py). Numbers are never printed.
+#   3. the real labelled pictures in ../shared/cards-dev (or $CARDS_DEV), when that folder is there,
+#      scored by its own score.py and per category (scripts/bench/score_dev.py).
+# The yardstick (scripts/bench/yardstick.py: PyPI's rapidocr-onnxruntime, PP-OCRv4 with a check-digit
+# filter and no card logic) is installed into .vendor/yardstick unless YARDSTICK=0. Each engine's answers
+# are kept in .devsets/SET-ENGINE.jsonl; numbers are never printed, only counts.
+# The first picture's time includes compiling the models: their loading is timed apart, first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cli=.build/release/capture-cli
 dev=${CARDS_DEV:-../shared/cards-dev}
 gen2=.devsets/gen2
+engines=(both learned tesseract)
+mkdir -p .devsets
 
-echo "== Fixtures/cards (regression suite)"
-for engine in both learned; do
-    echo "-- --engine $engine"
-    "$cli" bench Fixtures/cards --jobs 2 --engine "$engine" --no-baseline
-done
-"$cli" bench Fixtures/cards --jobs 2 --engine tesseract
+yardstick=""
+if [ "${YARDSTICK:-1}" != 0 ]; then
+    bash scripts/bench/install-yardstick.sh && yardstick=.vendor/yardstick/bin/python
+fi
 
 if [ ! -f "$gen2/manifest.json" ]; then
     echo "== making the second generator's set in $gen2"
     bash scripts/gen2/install-deps.sh
     python3 scripts/gen2/generate.py --out "$gen2" --seed 11 --count 240
 fi
-echo "== $gen2 (second generator, held-out typefaces)"
-"$cli" bench "$gen2" --no-baseline --jobs 2
+
+echo "== loading: the models compiled (OpenVINO) and one small card scanned, first run of the process"
+first=$(ls Fixtures/cards/*.png | head -1)
+for engine in "${engines[@]}"; do
+    start=$(date +%s%N)
+    "$cli" scan --json --engine "$engine" "$first" >/dev/null
+    echo "--engine $engine: $(( ($(date +%s%N) - start) / 1000000 )) ms for the process, of which the scan's own is in its ms"
+done
+
+# score_set SET NAME FOLDER: every engine and the yardstick on a generated set with a fixture manifest.
+score_set() {
+    local name=$1 folder=$2
+    echo "== $name ($folder)"
+    for engine in "${engines[@]}"; do
+        echo "-- --engine $engine"
+        "$cli" scan --json --reveal --jobs 1 --engine "$engine" "$folder"/*.png >".devsets/$name-$engine.jsonl" || true
+        python3 scripts/bench/score_set.py "$folder/manifest.json" ".devsets/$name-$engine.jsonl"
+    done
+    if [ -n "$yardstick" ]; then
+        echo "-- yardstick (rapidocr-onnxruntime, one thread)"
+        "$yardstick" scripts/bench/yardstick.py "$folder"/*.png >".devsets/$name-yardstick.jsonl" 2>/dev/null
+        python3 scripts/bench/score_set.py "$folder/manifest.json" ".devsets/$name-yardstick.jsonl"
+    fi
+}
+score_set fixtures Fixtures/cards
+score_set gen2 "$gen2"
 
 if [ -f "$dev/manifest.json" ]; then
-    echo "== $dev (real pictures; scan --json --reveal --jobs 1, scored by its score.py)"
-    mkdir -p .devsets
-    # Each engine alone and together (--engine; both is the default).
-    for engine in both learned tesseract; do
-        echo "-- --engine $engine"
-        "$cli" scan --json --reveal --jobs 1 --engine "$engine" "$dev"/*.png > ".devsets/cards-dev-$engine.jsonl" || true
-        python3 "$dev/score.py" "$dev/manifest.json" ".devsets/cards-dev-$engine.jsonl"
-        python3 "$dev/score.py" "$dev/manifest.json" ".devsets/cards-dev-$engine.jsonl" --exclude-overlap
-        python3 scripts/bench/score_dev.py "$dev/manifest.json" ".devsets/cards-dev-$engine.jsonl"
+    echo "== $dev (real pictures; scored by its score.py, then per category)"
+    runs=("${engines[@]}")
+    [ -n "$yardstick" ] && runs+=(yardstick)
+    for run in "${runs[@]}"; do
+        echo "-- $run"
+        out=".devsets/cards-dev-$run.jsonl"
+        if [ "$run" = yardstick ]; then
+            "$yardstick" scripts/bench/yardstick.py "$dev"/*.png >"$out" 2>/dev/null
+        else
+            "$cli" scan --json --reveal --jobs 1 --engine "$run" "$dev"/*.png >"$out" || true
+        fi
+        python3 "$dev/score.py" "$dev/manifest.json" "$out"
+        python3 "$dev/score.py" "$dev/manifest.json" "$out" --exclude-overlap
+        python3 scripts/bench/score_dev.py "$dev/manifest.json" "$out"
     done
 else
     echo "== $dev not found: set CARDS_DEV to the folder of real labelled pictures to score them"
 fi
+
+echo "== serve's resident memory with the models loaded (after one scan through POST /v1/scans)"
+bash scripts/bench/serve-memory.sh "$cli"

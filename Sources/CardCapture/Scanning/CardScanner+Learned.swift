@@ -97,7 +97,9 @@ extension CardScanner {
             return row.box.midY > Double(numberBox.maxY)
         }
         var ballot = ExpiryBallot()
-        for row in below {
+        // Top to bottom, until a date has its two readings. A row is read whole before the
+        // ballot is looked at: a VALID FROM date and its expiry on one row are seen together.
+        for row in below where !ballot.isSettled(votes: 2) {
             for box in row.pieces.count > 1 ? [row.box] + row.pieces : [row.box] {
                 guard let image = learnedLineImage(of: card, box: box) else { continue }
                 let text = try learned.digits.recognize(image).text
@@ -153,6 +155,16 @@ extension CardScanner {
                 if rowCandidates.count >= 2 { decided = decideLearned(rowCandidates, failing: rowFailing) }
             }
             if decided == nil { decided = decideLearned(rowCandidates, failing: rowFailing) }
+            // The detector's pieces of the row one at a time (a group of digits each, often, as
+            // the card-digit network learned them), their readings joined left to right.
+            if decided == nil, row.pieces.count >= 2 {
+                let line = try piecewise(row, on: card, with: learned.digits)
+                look.readings.append((row.box, "pieces: " + line.text))
+                let reading = PANDecoder.read(line)
+                rowCandidates += reading.candidates.map { $0.from(.learned) }
+                rowFailing += reading.failing
+                decided = decideLearned(rowCandidates, failing: rowFailing)
+            }
             // PP-OCRv4's reader, on the crop where the card-digit network saw most digits: a
             // second opinion on a number decided (another number read plainly refuses it), and a
             // second reader where the first saw most of a number.
@@ -180,9 +192,14 @@ extension CardScanner {
     /// one network is reported on its own.
     static let learnedAloneConfidence = 0.85
 
+    /// How sure a reading that fails the check must be, as a share of the valid reading's
+    /// confidence, to count against it.
+    static let failingComparableShare = 0.75
+
     /// The number a row's learned readings support, or nil. Both networks reading the number
-    /// as it is is agreement; one network alone must be sure of every digit. A reading with a digit taken from the alternatives is never enough alone; a
-    /// number of the same length read whole that fails the check as often as the valid one (a
+    /// as it is is agreement; one network alone must be sure of every digit. A reading with a
+    /// digit taken from the alternatives is never enough alone; a number of the same length,
+    /// read whole and nearly as surely, that fails the check as often as the valid one (a
     /// specimen's printed number) refuses it; another number read as it is with some
     /// confidence refuses both.
     func decideLearned(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> PANCandidate? {
@@ -204,9 +221,12 @@ extension CardScanner {
         let seen = byNumber.values.filter { $0.plain >= 1 && $0.best.confidence >= configuration.minimumAgreedConfidence }
         let accepted = seen.filter { entry in
             // Readings of the row's number that fail the check: the same length read whole
-            // (a crop that cut a digit off reads shorter and says nothing about this one).
+            // (a crop that cut a digit off reads shorter and says nothing about this one), and
+            // nearly as sure as the valid reading (a crop that blurred a digit reads it unsurely;
+            // a specimen's printed number reads as surely as its misreading).
             let length = entry.best.pan.revealed.count
-            let failingCount = failing.filter { $0.digits.count == length }.count
+            let comparable = entry.best.confidence * Self.failingComparableShare
+            let failingCount = failing.filter { $0.digits.count == length && $0.confidence >= comparable }.count
             guard entry.plain > failingCount else { return false }
             // One network agreeing with itself over crops of one row is weak evidence: its
             // confusions repeat (a specimen's failing number, one digit misread alike in every
@@ -267,10 +287,34 @@ extension CardScanner {
         return rows.sorted { $0.box.y < $1.box.y }
     }
 
+    /// A row read a piece at a time, left to right, as one line in the card's coordinates.
+    func piecewise(_ row: LearnedRow, on card: Bitmap, with reader: LineRecognizer) throws -> RecognizedLine {
+        var words: [RecognizedWord] = []
+        for piece in row.pieces.sorted(by: { $0.x < $1.x }) {
+            guard let image = learnedLineImage(of: card, box: piece) else { continue }
+            let left = max(0, piece.x - Self.learnedMargin(of: piece))
+            for var word in try reader.recognize(image).words {
+                word.box.x += left
+                for index in word.symbols.indices { word.symbols[index].box.x += left }
+                words.append(word)
+            }
+        }
+        let x = words.first?.box.x ?? row.box.x
+        return RecognizedLine(
+            text: words.map(\.text).joined(separator: " "),
+            confidence: words.map(\.confidence).min() ?? 0,
+            box: Box(x: x, y: row.box.y, width: max(1, (words.last?.box.maxX ?? x + 1) - x), height: row.box.height),
+            words: words
+        )
+    }
+
+    /// The margin left and right of a detector's box when it is cut for the recognizer.
+    static func learnedMargin(of box: Box) -> Int { max(4, box.height * 3 / 5) }
+
     /// A row cut from the card for the recognizer: the box with a margin, as it is. The
     /// margin is wide enough for a digit the detector's box cut through.
     func learnedLineImage(of card: Bitmap, box: Box) -> Bitmap? {
-        let margin = max(4, box.height * 3 / 5)
+        let margin = Self.learnedMargin(of: box)
         let vertical = box.height / 10
         return card.cropped(x: box.x - margin, y: box.y - vertical, width: box.width + 2 * margin, height: box.height + 2 * vertical)
     }

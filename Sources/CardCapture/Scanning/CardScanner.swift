@@ -71,12 +71,19 @@ public struct CardScanner: Sendable {
 
     /// Creates a scanner and its first Tesseract engines.
     ///
+    /// - Parameter inferenceThreads: the learned engine's threads per inference
+    ///   (``LearnedEngine/shared(threads:)``): 1 where as many scans run at once as there are
+    ///   cores (the server), more where fewer do.
     /// - Throws: ``OCRError`` when Tesseract, its English data or the card-digit model is
     ///   missing, or `learned_engine_missing` when the configuration's engine needs the learned
     ///   models and they are not installed.
-    public init(configuration: Configuration = .init(), pool: TesseractPool? = nil) throws(OCRError) {
+    public init(configuration: Configuration = .init(), pool: TesseractPool? = nil, inferenceThreads: Int = 1) throws(OCRError) {
         self.configuration = configuration
-        self.learned = configuration.engine == .tesseract ? nil : try LearnedEngine.shared()
+        if configuration.engine == .tesseract {
+            self.learned = nil
+        } else {
+            self.learned = try LearnedEngine.shared(threads: inferenceThreads)
+        }
         if let pool {
             self.pool = pool
         } else {

@@ -19,23 +19,31 @@ public struct LearnedEngine: Sendable {
         self.text = text
     }
 
-    private static let loaded = Mutex<LearnedEngine?>(nil)
+    private static let loaded = Mutex<[Int: LearnedEngine]>([:])
 
-    /// The process's engine, compiled on first use.
+    /// The process's engine for `threads` inference threads per request, compiled on first use.
     ///
+    /// - Parameter threads: OpenVINO's threads for one inference: 1 where as many scans run at
+    ///   once as there are cores (the server's workers), more where fewer do (`scan --jobs 1`
+    ///   on a machine of several cores), so that one picture uses the cores the others leave.
     /// - Throws: ``OCRError`` `learned_engine_missing` when OpenVINO or a model file is not
     ///   installed (the message names the set-up command and `--engine tesseract`).
-    public static func shared() throws(OCRError) -> LearnedEngine {
-        let result = loaded.withLock { engine -> Result<LearnedEngine, OCRError> in
-            if let engine { return .success(engine) }
+    public static func shared(threads: Int = 1) throws(OCRError) -> LearnedEngine {
+        let threads = max(1, threads)
+        let result = loaded.withLock { engines -> Result<LearnedEngine, OCRError> in
+            if let engine = engines[threads] { return .success(engine) }
             do throws(OCRError) {
-                let digits = LineRecognizer.Configuration(modelPath: LearnedModels.cardDigitsPath, keysPath: LearnedModels.cardDigitsKeysPath)
-                let made = LearnedEngine(
-                    detector: try TextDetector(),
-                    digits: try LineRecognizer(configuration: digits),
-                    text: try LineRecognizer()
+                let digits = LineRecognizer.Configuration(
+                    modelPath: LearnedModels.cardDigitsPath,
+                    keysPath: LearnedModels.cardDigitsKeysPath,
+                    threads: threads
                 )
-                engine = made
+                let made = LearnedEngine(
+                    detector: try TextDetector(configuration: .init(threads: threads)),
+                    digits: try LineRecognizer(configuration: digits),
+                    text: try LineRecognizer(configuration: .init(threads: threads))
+                )
+                engines[threads] = made
                 return .success(made)
             } catch {
                 return .failure(error)
