@@ -56,7 +56,7 @@ extension CardScanner {
             }
             return look
         }
-        for hypothesis in hypotheses(for: grey) {
+        for hypothesis in hypotheses(for: grey, wholeAsItLies: true) {
             guard let card = hypothesis.makeCard() else { continue }
             let seen = try look(at: card)
             consider(seen, card: card, outline: hypothesis.outline)
@@ -66,7 +66,7 @@ extension CardScanner {
         // quarter turn either way. Upside-down digits can read as digits (a 6 as a 9), so a
         // number counts only when exactly one of the two turns gives one.
         if best?.look.decided == nil {
-            let turns = [1, 3].compactMap { turns in Self.levelled(grey, quarterTurns: turns) }
+            let turns = [1, 3].compactMap { turns in Self.levelled(grey, quarterTurns: turns, deskewRange: Self.wideDeskew) }
             let looks = try turns.map { try look(at: $0) }
             let decided = looks.filter { $0.decided != nil }
             for (index, var seen) in looks.enumerated() {

@@ -270,17 +270,23 @@ public struct CardScanner: Sendable {
     /// portrait), then the next outlines. A card upside down is not tried: the card-digit
     /// model reads upside-down digits as digits (a 6 as a 9) surely enough that two readings
     /// can agree on a number that passes the check.
-    func hypotheses(for grey: Bitmap) -> [Hypothesis] {
+    ///
+    /// - Parameter wholeAsItLies: the whole frame is tried as it lies, whatever its shape (a
+    ///   phone held upright photographs a card lying across), and levelled from up to
+    ///   ``wideDeskew`` degrees: the learned route, which tries the frame's quarter turns
+    ///   after, under a rule of its own.
+    func hypotheses(for grey: Bitmap, wholeAsItLies: Bool = false) -> [Hypothesis] {
         let outlines = CardLocator().outlines(in: grey, limit: 3)
         func card(_ outline: CardLocator.Outline, turns: Int) -> Hypothesis {
             Hypothesis(outline: outline, quarterTurns: turns) {
                 grey.warped(corners: outline.corners(quarterTurns: turns), width: Self.cardWidth, height: Self.cardHeight)
             }
         }
+        let deskew = wholeAsItLies ? Self.wideDeskew : Self.deskew
         func whole(turns: Int) -> Hypothesis {
-            Hypothesis(outline: nil, quarterTurns: turns) { Self.levelled(grey, quarterTurns: turns) }
+            Hypothesis(outline: nil, quarterTurns: turns) { Self.levelled(grey, quarterTurns: turns, deskewRange: deskew) }
         }
-        let upright = grey.height > grey.width * 6 / 5 ? [1, 3] : [0]
+        let upright = grey.height > grey.width * 6 / 5 && !wholeAsItLies ? [1, 3] : [0]
         var first: [Hypothesis] = []
         if let best = outlines.first {
             first += (best.portrait ? [1, 3] : [0]).map { card(best, turns: $0) }
@@ -296,12 +302,19 @@ public struct CardScanner: Sendable {
     /// other for a number read that way to count, once both have been looked at.
     static let turnMargin = 3.0
 
-    /// The whole frame as the card: scaled to the card's width, turned upright, and levelled.
-    static func levelled(_ grey: Bitmap, quarterTurns: Int) -> Bitmap? {
+    /// How far (degrees) the whole frame is levelled from: Tesseract's route.
+    static let deskew = 12.0
+    /// How far the learned route levels it from: a card held by hand is often turned 15 to
+    /// 25 degrees, and the detector's boxes are upright.
+    static let wideDeskew = 25.0
+
+    /// The whole frame as the card: scaled to the card's width, turned upright, and levelled
+    /// (from up to `deskewRange` degrees).
+    static func levelled(_ grey: Bitmap, quarterTurns: Int, deskewRange: Double = deskew) -> Bitmap? {
         // A card turned clockwise in the frame is put upright by turning the frame back.
         let image = grey.turned(quarterTurns: -quarterTurns)
         var whole = image.scaled(toWidth: cardWidth, height: max(1, image.height * cardWidth / max(1, image.width)))
-        let angle = Deskew.angle(of: whole)
+        let angle = Deskew.angle(of: whole, range: deskewRange)
         if abs(angle) >= 0.75 {
             whole = whole.rotated(degrees: angle, fill: UInt8(whole.meanLevel.rounded()))
         }
