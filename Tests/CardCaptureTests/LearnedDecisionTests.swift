@@ -83,6 +83,25 @@ struct LearnedDecisionTests {
         #expect(scanner.decideLearned(candidates, failing: failing) == nil)
     }
 
+    @Test("a holder's name is capital words read surely; a brand or a label beside them refuses the line")
+    func holder() {
+        func name(_ text: String, confidence: Double = 92) -> String? {
+            let words = text.split(separator: " ").map {
+                RecognizedWord(text: String($0), confidence: confidence, box: Box(x: 0, y: 0, width: 1, height: 1), symbols: [])
+            }
+            let line = RecognizedLine(text: text, confidence: confidence, box: Box(x: 0, y: 0, width: 1, height: 1), words: words)
+            return CardScanner.holderName(in: Recognition(lines: [line]))
+        }
+        #expect(name("EMMA WILSON") == "EMMA WILSON")
+        #expect(name("JANE A O'NEIL-SMITH") == "JANE A O'NEIL-SMITH")
+        #expect(name("EMMA WILSON JCB") == nil)
+        #expect(name("OLGA IVANOVA AMERICAN EXPRESS") == nil)
+        #expect(name("VALID THRU") == nil)
+        #expect(name("EMMAWILSON") == nil)
+        #expect(name("Emma Wilson") == nil)
+        #expect(name("EMMA WILSON", confidence: 60) == nil)
+    }
+
     @Test("the detector's lines on one row are joined; lines on other rows or of other sizes are not")
     func rows() throws {
         let boxes = [

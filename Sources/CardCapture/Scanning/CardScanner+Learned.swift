@@ -86,7 +86,40 @@ extension CardScanner {
         if engines == nil || evidence.decided == nil {
             evidence.expiry = try learnedExpiry(on: best.card, learned: learned, into: &evidence)
         }
+        if evidence.decided != nil {
+            evidence.holder = try learnedHolder(on: best.card, learned: learned, into: &evidence)
+        }
         return evidence
+    }
+
+    /// The holder's name: a row under the number, starting in the card's left half and long
+    /// enough for two words, that PP-OCRv4 reads as capital words (``CardScanner/holderName(in:)``:
+    /// no label, no brand). The two likeliest rows at most, nearest the number first.
+    func learnedHolder(on card: Bitmap, learned: LearnedEngine, into evidence: inout Evidence) throws -> String? {
+        guard let numberBox = evidence.numberBox else { return nil }
+        let rows = evidence.learnedRows.filter { row in
+            row.box.midY > Double(numberBox.maxY) && row.box.x < card.width / 2 && row.box.width >= 3 * row.box.height
+                && row.box.height <= numberBox.height
+        }
+        for row in rows.prefix(2) {
+            // A brand's logo often shares the name's row at the card's right: the pieces that
+            // start in its left three fifths only.
+            let pieces = row.pieces.filter { $0.x < card.width * 3 / 5 }
+            guard let first = pieces.first else { continue }
+            let x = pieces.map(\.x).min() ?? first.x
+            let y = pieces.map(\.y).min() ?? first.y
+            let box = Box(
+                x: x,
+                y: y,
+                width: (pieces.map(\.maxX).max() ?? first.maxX) - x,
+                height: (pieces.map(\.maxY).max() ?? first.maxY) - y
+            )
+            guard let image = learnedLineImage(of: card, box: box) else { continue }
+            let line = try learned.text.recognize(image)
+            evidence.rows.append((box, "ppocr: " + line.text))
+            if let name = Self.holderName(in: Recognition(lines: [line])) { return name }
+        }
+        return nil
     }
 
     /// The expiry from the rows under the number row (or, with none, in the lower half), read by

@@ -510,7 +510,12 @@ public struct CardScanner: Sendable {
         guard words.count >= 2, words.count <= 5, text.count >= 5,
             text.allSatisfy({ $0.isUppercase || $0 == " " || $0 == "." || $0 == "-" || $0 == "'" })
         else { return nil }
-        let labels: Set<Substring> = ["VALID", "THRU", "GOOD", "EXPIRES", "END", "FROM", "UNTIL", "VISA", "EXPIRY", "MONTH/YEAR"]
+        let labels: Set<Substring> = [
+            "VALID", "THRU", "GOOD", "EXPIRES", "END", "FROM", "UNTIL", "EXPIRY", "MONTH/YEAR", "MEMBER", "SINCE",
+            // Brands' names, printed beside the holder's.
+            "VISA", "MASTERCARD", "JCB", "MIR", "DISCOVER", "AMERICAN", "EXPRESS", "UNIONPAY", "DINERS", "MAESTRO",
+            "DEBIT", "CREDIT",
+        ]
         guard !words.contains(where: { labels.contains($0) }) else { return nil }
         return text
     }
