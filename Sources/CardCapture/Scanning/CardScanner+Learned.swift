@@ -106,14 +106,7 @@ extension CardScanner {
             // start in its left three fifths only.
             let pieces = row.pieces.filter { $0.x < card.width * 3 / 5 }
             guard let first = pieces.first else { continue }
-            let x = pieces.map(\.x).min() ?? first.x
-            let y = pieces.map(\.y).min() ?? first.y
-            let box = Box(
-                x: x,
-                y: y,
-                width: (pieces.map(\.maxX).max() ?? first.maxX) - x,
-                height: (pieces.map(\.maxY).max() ?? first.maxY) - y
-            )
+            let box = pieces.dropFirst().reduce(first, Self.enclosing)
             guard let image = learnedLineImage(of: card, box: box) else { continue }
             let line = try learned.text.recognize(image)
             evidence.rows.append((box, "ppocr: " + line.text))
@@ -308,16 +301,20 @@ extension CardScanner {
                 let ratio = Double(box.height) / Double(max(1, reference.height))
                 return abs(box.midY - reference.midY) < 0.5 * Double(min(box.height, reference.height)) && ratio > 0.6 && ratio < 1.6
             }) {
-                let union = rows[index].box
-                let x = min(union.x, box.x)
-                let y = min(union.y, box.y)
-                rows[index].box = Box(x: x, y: y, width: max(union.maxX, box.maxX) - x, height: max(union.maxY, box.maxY) - y)
+                rows[index].box = Self.enclosing(rows[index].box, box)
                 rows[index].pieces.append(box)
             } else {
                 rows.append(LearnedRow(box: box, pieces: [box]))
             }
         }
         return rows.sorted { $0.box.y < $1.box.y }
+    }
+
+    /// The smallest box holding both.
+    static func enclosing(_ one: Box, _ other: Box) -> Box {
+        let x = min(one.x, other.x)
+        let y = min(one.y, other.y)
+        return Box(x: x, y: y, width: max(one.maxX, other.maxX) - x, height: max(one.maxY, other.maxY) - y)
     }
 
     /// A row read a piece at a time, left to right, as one line in the card's coordinates.
