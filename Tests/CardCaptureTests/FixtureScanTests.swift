@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+import OCRBridge
 import Testing
 
 /// The scanner on every image in Fixtures/cards, against the manifest. The floors sit a
@@ -59,6 +60,21 @@ struct FixtureScanTests {
         #expect((board.groups["embossed"]?.recall ?? 0) >= 0.95)
         #expect((board.groups["split:holdout"]?.recall ?? 0) >= 0.97)
         #expect(overall.expiryAccuracy >= 0.95)
+    }
+
+    @Test("a card upside down or on its side is read (the learned route's turns, Tesseract checking)")
+    func turnedCards() throws {
+        let entries = try FixtureManifest.load(folder: Self.folder)
+        let scanner = try CardScanner()
+        for file in ["t000-flat-visa.png", "t002-flat-amex.png"] {
+            let entry = try #require(entries.first { $0.file == file })
+            let upright = try PNGDecoder().decode(contentsOf: "\(Self.folder)/\(file)")
+            for turns in [2, 1] {
+                let result = try scanner.scan(upright.turned(quarterTurns: turns))
+                #expect(result.status == .found, "\(file) turned \(turns) quarter(s)")
+                #expect(result.pan?.revealed == entry.pan, "\(file) turned \(turns) quarter(s)")
+            }
+        }
     }
 
     @Test("a broken image is an error, not a crash or a result")

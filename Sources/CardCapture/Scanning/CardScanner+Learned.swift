@@ -63,15 +63,23 @@ extension CardScanner {
             if seen.decided != nil { break }
         }
         // A card lying across the frame, its number running up or down: the whole frame a
-        // quarter turn either way. Upside-down digits can read as digits (a 6 as a 9), so a
-        // number counts only when exactly one of the two turns gives one.
+        // quarter turn either way; a card upside down: the likeliest card turned half round.
+        // Upside-down digits can read as digits (a 6 as a 9, 4000…9995 as 5666…0007), so a
+        // number counts only when exactly one of the turns gives one, and the half turn's
+        // only when both networks read it as it is (or Tesseract agreed).
         if best?.look.decided == nil {
-            let turns = [1, 3].compactMap { turns in Self.levelled(grey, quarterTurns: turns, deskewRange: Self.wideDeskew) }
-            let looks = try turns.map { try look(at: $0) }
+            var turns = [1, 3].compactMap { turns in Self.levelled(grey, quarterTurns: turns, deskewRange: Self.wideDeskew) }
+            let halfTurn = best.map { $0.card.turned(quarterTurns: 2) }
+            let halfOutline = best?.outline
+            if let halfTurn { turns.append(halfTurn) }
+            var looks = try turns.map { try look(at: $0) }
+            if halfTurn != nil, let decided = looks[looks.count - 1].decided, !Self.readByBoth(decided, in: looks[looks.count - 1]) {
+                looks[looks.count - 1].decided = nil
+            }
             let decided = looks.filter { $0.decided != nil }
             for (index, var seen) in looks.enumerated() {
                 if decided.count > 1 { seen.decided = nil }
-                consider(seen, card: turns[index], outline: nil)
+                consider(seen, card: turns[index], outline: index < 2 ? nil : halfOutline)
             }
         }
         guard let best else { return evidence }
@@ -262,6 +270,14 @@ extension CardScanner {
         }
         guard accepted.count == 1, seen.count == 1 else { return nil }
         return accepted[0].best
+    }
+
+    /// Whether a decided number has two independent readers: Tesseract's agreement, or both
+    /// networks reading it as it is.
+    static func readByBoth(_ decided: PANCandidate, in look: LearnedLook) -> Bool {
+        if decided.source == .agreed { return true }
+        let readers = Set(look.candidates.filter { $0.pan == decided.pan && $0.substitutions == 0 }.map(\.source))
+        return readers.contains(.learned) && readers.contains(.ppocr)
     }
 
     /// The learned engine's number, checked by Tesseract's card-digit model on the same row:
