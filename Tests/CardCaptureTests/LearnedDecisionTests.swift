@@ -118,5 +118,36 @@ struct LearnedDecisionTests {
         #expect(rows.map(\.box.y) == rows.map(\.box.y).sorted())
         #expect(rows.contains { $0.box == Box(x: 500, y: 296, width: 90, height: 120) })
         #expect(rows[2].box == Box(x: 60, y: 380, width: 100, height: 24))
+        // A small label first on a row (VALID FROM) does not keep the taller lines after it
+        // off the row: the date beside it joins through it.
+        let dates = CardScanner.rows(of: [
+            Box(x: 147, y: 372, width: 57, height: 28),
+            Box(x: 189, y: 375, width: 126, height: 41),
+            Box(x: 409, y: 366, width: 240, height: 52),
+        ])
+        #expect(dates.count == 1)
+        #expect(dates.first?.box == Box(x: 147, y: 366, width: 502, height: 52))
+    }
+
+    @Test("a card small in the frame: its text is cut out with a margin and enlarged; a line across the frame is left out")
+    func zoom() throws {
+        let frame = Bitmap(width: 856, height: 600, format: .grey8, pixels: [UInt8](repeating: 128, count: 856 * 600))
+        let rows = CardScanner.rows(of: [
+            Box(x: 320, y: 200, width: 240, height: 30),
+            Box(x: 330, y: 300, width: 360, height: 36),
+            Box(x: 330, y: 350, width: 120, height: 20),
+            // The ground's pattern, from edge to edge.
+            Box(x: 0, y: 500, width: 856, height: 24),
+        ])
+        let region = try #require(CardScanner.textRegion(of: rows, in: frame))
+        // The three text lines span x 320...690 and y 200...370: a twelfth of the width and an
+        // eighth of the height more on each side.
+        #expect(region == Box(x: 290, y: 179, width: 430, height: 212))
+        let zoomed = try #require(CardScanner.zoomed(on: region, in: frame))
+        #expect(zoomed.width == 856)
+        #expect(zoomed.height == 212 * 856 / 430)
+        // Text across most of the frame: nothing to enlarge.
+        let wide = CardScanner.rows(of: [Box(x: 40, y: 200, width: 500, height: 30), Box(x: 560, y: 300, width: 260, height: 30)])
+        #expect(CardScanner.textRegion(of: wide, in: frame) == nil)
     }
 }

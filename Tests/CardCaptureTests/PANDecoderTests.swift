@@ -232,6 +232,43 @@ struct ExpiryVotingTests {
         ballot.add("12/39")
         #expect(ballot.leader == (try Expiry(month: 12, year: 2029)))
     }
+
+    @Test("a row read in parts: a date with a later one in a part to its right is a start date")
+    func rowParts() throws {
+        var ballot = ExpiryBallot()
+        // VALID FROM 12/21 and EXPIRES 07/26 on one row, the detector's two lines read apart.
+        ballot.add(row: [(left: 147, right: 315, text: "VALID FROM 12/21"), (left: 409, right: 649, text: "EXPIRES 07/2026")])
+        ballot.add(row: [(left: 189, right: 315, text: "12/21"), (left: 189, right: 315, text: "12/21")])
+        #expect(ballot.leader == (try Expiry(month: 7, year: 2026)))
+        // Parts that overlap (the whole row and one of its parts) say nothing of each other.
+        var overlapping = ExpiryBallot()
+        overlapping.add(row: [(left: 100, right: 600, text: "03/29"), (left: 300, right: 600, text: "03/39"), (left: 100, right: 600, text: "03/29")])
+        #expect(overlapping.leader == (try Expiry(month: 3, year: 2029)))
+    }
+
+    @Test("Tesseract's and the networks' dates: each engine's counts with two votes; two that differ give none; single votes agree across engines")
+    func engines() throws {
+        func ballot(_ readings: String...) -> ExpiryBallot {
+            var ballot = ExpiryBallot()
+            for reading in readings { ballot.add(reading) }
+            return ballot
+        }
+        let march = try Expiry(month: 3, year: 2030)
+        // Tesseract misreads the 3 as an 8 in every rendering; the networks read it right.
+        #expect(CardScanner.agreedExpiry(tesseract: ballot("08/30", "08/30", "08/30"), networks: ballot("03/30", "03/30")) == nil)
+        #expect(CardScanner.agreedExpiry(tesseract: ballot("03/30", "03/30"), networks: ballot("03/30", "03/2030")) == march)
+        // One engine sure, the other silent or unsure: the sure one's date.
+        #expect(CardScanner.agreedExpiry(tesseract: ballot("03/30", "03/30"), networks: ballot()) == march)
+        #expect(CardScanner.agreedExpiry(tesseract: ballot("08/30"), networks: ballot("03/30", "03/30")) == march)
+        // One vote each: the same date is agreement, different dates are nothing.
+        #expect(CardScanner.agreedExpiry(tesseract: ballot("03/30"), networks: ballot("03/30")) == march)
+        #expect(CardScanner.agreedExpiry(tesseract: ballot("08/30"), networks: ballot("03/30")) == nil)
+        // A start date one engine saw before the expiry stays a start date when the votes join.
+        #expect(CardScanner.agreedExpiry(tesseract: ballot("03/30"), networks: ballot("03/30 11/34")) == nil)
+        var joined = ballot("03/30")
+        joined.add(ballot("03/30 11/34", "11/34"))
+        #expect(joined.leader == (try Expiry(month: 11, year: 2034)))
+    }
 }
 
 @Suite("Template reader")

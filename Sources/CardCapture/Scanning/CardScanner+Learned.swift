@@ -3,9 +3,11 @@ import OCRBridge
 /// The learned engine's route through a picture, in three stages one can follow:
 ///
 /// 1. **Locate**: each way the card may lie (``CardScanner/hypotheses(for:)``: the best card
-///    outlines straightened, the whole frame levelled) goes to the text detector, and the
-///    lines it finds on one row of the card are joined into that row's box: the detector often
-///    splits an embossed number into pieces, and a number is read whole or not at all.
+///    outlines straightened, the whole frame levelled; then the frame's text enlarged, the
+///    frame turned a quarter either way and the likeliest card turned half round) goes to the
+///    text detector, and the lines it finds on one row of the card are joined into that row's
+///    box: the detector often splits an embossed number into pieces, and a number is read
+///    whole or not at all.
 /// 2. **Read**: every row in the card's number band is read by the card-digit network (as
 ///    found, taller, shorter, across the card, in its pieces) and by PP-OCRv4's recognizer
 ///    where the first saw most of a number; ``PANDecoder`` finds the whole numbers in each reading
@@ -32,6 +34,8 @@ extension CardScanner {
         var decided: PANCandidate?
         /// The row the number was decided on (or where most whole numbers were read).
         var numberRow: LearnedRow?
+        /// The most digits the card-digit network read in one crop of the number band.
+        var mostDigits = 0
         var rows: [LearnedRow] = []
         var readings: [(box: Box, text: String)] = []
     }
@@ -56,11 +60,20 @@ extension CardScanner {
             }
             return look
         }
+        var zoomOn: (region: Box, frame: Bitmap)?
         for hypothesis in hypotheses(for: grey, wholeAsItLies: true) {
             guard let card = hypothesis.makeCard() else { continue }
             let seen = try look(at: card)
             consider(seen, card: card, outline: hypothesis.outline)
             if seen.decided != nil { break }
+            if hypothesis.outline == nil, zoomOn == nil, seen.mostDigits >= 6, let region = Self.textRegion(of: seen.rows, in: card) {
+                zoomOn = (region, card)
+            }
+        }
+        // A card small in the frame, its outline not found, where the whole frame showed digits:
+        // the part of the frame holding text, enlarged to the card's width, read again.
+        if best?.look.decided == nil, let zoomOn, let zoomed = Self.zoomed(on: zoomOn.region, in: zoomOn.frame) {
+            consider(try look(at: zoomed), card: zoomed, outline: nil)
         }
         // A card lying across the frame, its number running up or down: the whole frame a
         // quarter turn either way; a card upside down: the likeliest card turned half round.
@@ -89,10 +102,10 @@ extension CardScanner {
         evidence.rows = best.look.readings
         evidence.numberBox = best.look.numberRow?.box
         evidence.learnedRows = best.look.rows
-        // With Tesseract beside it, the date is read from the strip under a number decided
-        // (the caller), and the networks' reading only where that gives none.
+        // With Tesseract beside it, the date of a number decided is weighed by the caller.
         if engines == nil || evidence.decided == nil {
-            evidence.expiry = try learnedExpiry(on: best.card, learned: learned, into: &evidence)
+            let ballot = try learnedExpiry(on: best.card, learned: learned, into: &evidence)
+            evidence.expiry = ballot.isSettled(votes: 2) ? ballot.leader : nil
         }
         if evidence.decided != nil {
             evidence.holder = try learnedHolder(on: best.card, learned: learned, into: &evidence)
@@ -123,31 +136,54 @@ extension CardScanner {
         return nil
     }
 
-    /// The expiry from the rows under the number row (or, with none, in the lower half), read by
-    /// both networks, PP-OCRv4's only where the card-digit network saw a date's digits.
-    func learnedExpiry(on card: Bitmap, learned: LearnedEngine, into evidence: inout Evidence) throws -> Expiry? {
+    /// The networks' votes for the expiry: the rows under the number row (or, with none, in the
+    /// lower half), top to bottom, read by both networks (PP-OCRv4 only where the card-digit
+    /// network saw a date's digits) until a date has two votes. A date only one reading saw may
+    /// be a misread digit or a VALID FROM date whose later partner was missed: the caller takes
+    /// the leader only with two votes.
+    func learnedExpiry(on card: Bitmap, learned: LearnedEngine, into evidence: inout Evidence) throws -> ExpiryBallot {
         let below = evidence.learnedRows.filter { row in
             guard let numberBox = evidence.numberBox else { return row.box.midY > Double(card.height / 2) }
             return row.box.midY > Double(numberBox.maxY)
         }
         var ballot = ExpiryBallot()
-        // Top to bottom, until a date has its two readings. A row is read whole before the
-        // ballot is looked at: a VALID FROM date and its expiry on one row are seen together.
+        // A row is read whole, and in its parts, before the ballot is looked at: a VALID FROM
+        // date and its expiry on one row are seen together.
         for row in below where !ballot.isSettled(votes: 2) {
+            var readings: [(left: Int, right: Int, text: String)] = []
             for box in row.pieces.count > 1 ? [row.box] + row.pieces : [row.box] {
                 guard let image = learnedLineImage(of: card, box: box) else { continue }
                 let text = try learned.digits.recognize(image).text
                 evidence.rows.append((box, text))
                 guard text.contains("/") || text.filter(\.isASCIIDigit).count >= 4 else { continue }
-                ballot.add(text)
                 let other = try learned.text.recognize(image).text
                 evidence.rows.append((box, "ppocr: " + other))
-                ballot.add(other)
+                readings += [(box.x, box.maxX, text), (box.x, box.maxX, other)]
             }
+            ballot.add(row: readings)
         }
-        // A date only one reading saw may be a misread digit or a VALID FROM date whose later
-        // partner was missed: two readings must agree.
-        return ballot.isSettled(votes: 2) ? ballot.leader : nil
+        return ballot
+    }
+
+    /// The expiry from Tesseract's readings of the strip under the number and the networks'
+    /// readings of the rows below it. Each engine's date counts with two votes of its own; when
+    /// both have one and they differ, there is no expiry: Tesseract misreads one digit of some
+    /// typefaces the same way in every rendering (8/2030 for 3/2030), the networks take a
+    /// VALID FROM date alone, and a wrong date is worse than none (it is asked for). When
+    /// neither engine has two votes, one vote each for the same date is agreement.
+    static func agreedExpiry(tesseract: ExpiryBallot, networks: ExpiryBallot) -> Expiry? {
+        let fromTesseract = tesseract.isSettled(votes: 2) ? tesseract.leader : nil
+        let fromNetworks = networks.isSettled(votes: 2) ? networks.leader : nil
+        switch (fromTesseract, fromNetworks) {
+        case let (one?, other?):
+            return one == other ? one : nil
+        case let (one?, nil), let (nil, one?):
+            return one
+        case (nil, nil):
+            var together = tesseract
+            together.add(networks)
+            return together.isSettled(votes: 2) ? together.leader : nil
+        }
     }
 
     /// Locates and reads the number rows of one straightened card.
@@ -178,6 +214,7 @@ extension CardScanner {
                     digitsSeen = digits
                     fullest = box
                 }
+                if source == .learned { look.mostDigits = max(look.mostDigits, digits) }
                 let reading = PANDecoder.read(line, isolated: box != across)
                 rowCandidates += reading.candidates.map { $0.from(source) }
                 rowFailing += reading.failing
@@ -280,6 +317,26 @@ extension CardScanner {
         return readers.contains(.learned) && readers.contains(.ppocr)
     }
 
+    /// Where a card's text lies on the whole frame: the detector's lines (those narrower than
+    /// three fifths of the frame: a line across it is the ground's pattern), enclosed, with a
+    /// margin. Nil when that is most of the frame's width already: nothing to enlarge.
+    static func textRegion(of rows: [LearnedRow], in frame: Bitmap) -> Box? {
+        let pieces = rows.flatMap(\.pieces).filter { $0.width * 5 < frame.width * 3 && $0.height >= 8 }
+        guard let first = pieces.first else { return nil }
+        let union = pieces.dropFirst().reduce(first, enclosing)
+        let marginX = union.width / 12
+        let marginY = union.height / 8
+        let region = Box(x: union.x - marginX, y: union.y - marginY, width: union.width + 2 * marginX, height: union.height + 2 * marginY)
+        guard region.width * 5 < frame.width * 4 else { return nil }
+        return region
+    }
+
+    /// A region of the frame cut out and enlarged to the card's width.
+    static func zoomed(on region: Box, in frame: Bitmap) -> Bitmap? {
+        guard let crop = frame.cropped(x: region.x, y: region.y, width: region.width, height: region.height) else { return nil }
+        return crop.scaled(toWidth: cardWidth, height: max(1, crop.height * cardWidth / crop.width))
+    }
+
     /// The learned engine's number, checked by Tesseract's card-digit model on the same row:
     /// the same number read is agreement; another valid number read is a disagreement, and
     /// then neither is reported.
@@ -307,15 +364,17 @@ extension CardScanner {
         return decided
     }
 
-    /// The detector's lines grouped into rows: lines whose middles lie within half a line's
-    /// height of each other and whose heights are alike, top to bottom.
+    /// The detector's lines grouped into rows: a line joins a row when one of the row's lines
+    /// has its middle within half a line's height and a like height (a small label at a row's
+    /// start does not keep the taller date after it off the row), top to bottom.
     static func rows(of boxes: [Box]) -> [LearnedRow] {
         var rows: [LearnedRow] = []
         for box in boxes.sorted(by: { $0.x < $1.x }) {
             if let index = rows.firstIndex(where: { row in
-                let reference = row.pieces[0]
-                let ratio = Double(box.height) / Double(max(1, reference.height))
-                return abs(box.midY - reference.midY) < 0.5 * Double(min(box.height, reference.height)) && ratio > 0.6 && ratio < 1.6
+                row.pieces.contains { piece in
+                    let ratio = Double(box.height) / Double(max(1, piece.height))
+                    return abs(box.midY - piece.midY) < 0.5 * Double(min(box.height, piece.height)) && ratio > 0.6 && ratio < 1.6
+                }
             }) {
                 rows[index].box = Self.enclosing(rows[index].box, box)
                 rows[index].pieces.append(box)

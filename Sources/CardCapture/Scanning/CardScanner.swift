@@ -151,13 +151,14 @@ public struct CardScanner: Sendable {
                 case (.both, let learned?):
                     var evidence = try readLearned(bitmap, learned: learned, checkingWith: engines)
                     if evidence.decided != nil {
-                        // The date: Tesseract's reading of the strip under the number, which
-                        // reads printed dates more surely than the networks; theirs where
-                        // Tesseract reads none.
+                        // The date: Tesseract's reading of the strip under the number and the
+                        // networks' reading of the rows below it, weighed together
+                        // (``CardScanner/agreedExpiry(tesseract:networks:)``).
+                        var tesseract = ExpiryBallot()
                         if let card = evidence.card, let box = evidence.numberBox {
                             // The detector's box stands a little beyond the digits.
                             let digitHeight = box.height * 3 / 4
-                            let ballot = try readExpiry(
+                            tesseract = try readExpiry(
                                 on: card,
                                 top: box.maxY,
                                 height: digitHeight * 2,
@@ -165,10 +166,10 @@ public struct CardScanner: Sendable {
                                 with: engines,
                                 into: &evidence
                             )
-                            evidence.expiry = ballot.leader
                         }
-                        if evidence.expiry == nil, let card = evidence.card {
-                            evidence.expiry = try learnedExpiry(on: card, learned: learned, into: &evidence)
+                        if let card = evidence.card {
+                            let networks = try learnedExpiry(on: card, learned: learned, into: &evidence)
+                            evidence.expiry = Self.agreedExpiry(tesseract: tesseract, networks: networks)
                         }
                         return evidence
                     }

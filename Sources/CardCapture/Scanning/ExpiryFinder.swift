@@ -79,12 +79,33 @@ public struct ExpiryBallot: Sendable {
 
     /// Counts one reading: one vote for each date in it.
     public mutating func add(_ reading: String) {
-        let dates = ExpiryFinder.dates(in: reading)
+        add(ExpiryFinder.dates(in: reading))
+    }
+
+    private mutating func add(_ dates: [Expiry]) {
         guard let latest = dates.max() else { return }
         for date in Set(dates) {
             votes[date, default: 0] += 1
             if date < latest { starts.insert(date) }
         }
+    }
+
+    /// Counts the readings of one row's parts (each with the left and right edges of the part
+    /// it read): one vote for each date in each, and a date is a start date when a part wholly
+    /// to its right read a later one (VALID FROM 12/21 and EXPIRES 07/26 read apart).
+    public mutating func add(row readings: [(left: Int, right: Int, text: String)]) {
+        let dated = readings.map { (left: $0.left, right: $0.right, dates: ExpiryFinder.dates(in: $0.text)) }
+        for reading in dated {
+            add(reading.dates)
+            let later = dated.filter { $0.left >= reading.right }.flatMap(\.dates).max()
+            if let later { starts.formUnion(reading.dates.filter { $0 < later }) }
+        }
+    }
+
+    /// Counts another ballot's votes and start dates in with these.
+    public mutating func add(_ other: ExpiryBallot) {
+        votes.merge(other.votes, uniquingKeysWith: +)
+        starts.formUnion(other.starts)
     }
 
     /// The date the votes so far elect, if any.
