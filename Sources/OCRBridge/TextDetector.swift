@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A learned text detector (a differentiable-binarisation network, PP-OCRv4's by default) on
 /// OpenVINO: an image in, the boxes of its text lines out.
 ///
@@ -51,6 +57,10 @@ public struct TextDetector: Sendable {
         public var box: Box
         /// The network's mean probability over the region's core, 0 to 1.
         public var score: Double
+        /// The direction the line runs in, degrees from horizontal (positive: falling to the
+        /// right, as the image's y grows down), from the core's second moments; 0 for a core
+        /// less than three times as long as it is thick, whose direction says little.
+        public var slant: Double = 0
     }
 
     public let configuration: Configuration
@@ -104,8 +114,26 @@ public struct TextDetector: Sendable {
             let y = max(0, Int((Double(region.box.y) * yScale).rounded(.down)))
             let maxX = min(image.width, Int((Double(region.box.maxX) * xScale).rounded(.up)))
             let maxY = min(image.height, Int((Double(region.box.maxY) * yScale).rounded(.up)))
-            return Region(box: Box(x: x, y: y, width: max(1, maxX - x), height: max(1, maxY - y)), score: region.score)
+            // The map is scaled unevenly by at most a rounding step, and the slope with it.
+            let slant = atan(tan(region.slant * .pi / 180) * yScale / xScale) * 180 / .pi
+            return Region(box: Box(x: x, y: y, width: max(1, maxX - x), height: max(1, maxY - y)), score: region.score, slant: slant)
         }
+    }
+
+    /// The direction of a region's long axis, in degrees, from the sums of its pixels'
+    /// coordinates; 0 when the region is less than three times as long as it is thick.
+    static func slant(_ moments: (x: Double, y: Double, xx: Double, yy: Double, xy: Double), count: Int) -> Double {
+        let n = Double(count)
+        let meanX = moments.x / n
+        let meanY = moments.y / n
+        let varianceX = moments.xx / n - meanX * meanX
+        let varianceY = moments.yy / n - meanY * meanY
+        let covariance = moments.xy / n - meanX * meanY
+        // The covariance matrix's eigenvalues: the variances along the long and short axes.
+        let half = (varianceX + varianceY) / 2
+        let spread = ((varianceX - varianceY) * (varianceX - varianceY) / 4 + covariance * covariance).squareRoot()
+        guard half - spread > 0, half + spread >= 9 * (half - spread) else { return 0 }
+        return atan2(2 * covariance, varianceX - varianceY) / 2 * 180 / .pi
     }
 
     /// The grown boxes of the regions above threshold in a probability map, top to bottom.
@@ -124,9 +152,15 @@ public struct TextDetector: Sendable {
             var maxY = 0
             var sum: Float = 0
             var count = 0
+            var moments = (x: 0.0, y: 0.0, xx: 0.0, yy: 0.0, xy: 0.0)
             while let at = stack.popLast() {
                 let x = at % width
                 let y = at / width
+                moments.x += Double(x)
+                moments.y += Double(y)
+                moments.xx += Double(x * x)
+                moments.yy += Double(y * y)
+                moments.xy += Double(x * y)
                 minX = min(minX, x)
                 maxX = max(maxX, x)
                 minY = min(minY, y)
@@ -156,7 +190,7 @@ public struct TextDetector: Sendable {
             let y = max(0, Int((Double(minY) - grow).rounded(.down)))
             let right = min(width, Int((Double(maxX + 1) + grow).rounded(.up)))
             let bottom = min(height, Int((Double(maxY + 1) + grow).rounded(.up)))
-            regions.append(Region(box: Box(x: x, y: y, width: right - x, height: bottom - y), score: score))
+            regions.append(Region(box: Box(x: x, y: y, width: right - x, height: bottom - y), score: score, slant: Self.slant(moments, count: count)))
         }
         return regions.sorted { ($0.box.y, $0.box.x) < ($1.box.y, $1.box.x) }
     }

@@ -13,8 +13,6 @@ extension CardScanner {
     /// card-digit model and the templates read it: English's sparse-text readings of a wide
     /// strip cost more than the rest of a scan.
     ///
-    /// Reading stops once the leader has `votes` votes.
-    ///
     /// - Returns: the ballot; its leader is the expiry.
     func readExpiry(
         on card: Bitmap,
@@ -22,7 +20,6 @@ extension CardScanner {
         height: Int,
         numberHeight: Int,
         effort: Effort = .full,
-        settlingAt votes: Int = 3,
         with engines: Engines,
         into evidence: inout Evidence
     ) throws -> ExpiryBallot {
@@ -69,7 +66,7 @@ extension CardScanner {
                 evidence.rows.append((box, "templates: " + line.text))
                 ballot.add(Self.slashedDates(line.words.map(\.text)))
             }
-            if ballot.isSettled(votes: votes) { break }
+            if ballot.isSettled() { break }
         }
         return ballot
     }

@@ -3,7 +3,8 @@ import OCRBridge
 /// The learned engine's route through a picture, in three stages one can follow:
 ///
 /// 1. **Locate**: each way the card may lie (``CardScanner/hypotheses(for:)``: the best card
-///    outlines straightened, the whole frame levelled; then the frame's text enlarged, the
+///    outlines straightened, the whole frame levelled, turned again by the detector's lines
+///    where they still slant; then the frame's text enlarged, the
 ///    frame turned a quarter either way and the likeliest card turned half round) goes to the
 ///    text detector, and the lines it finds on one row of the card are joined into that row's
 ///    box: the detector often splits an embossed number into pieces, and a number is read
@@ -36,6 +37,9 @@ extension CardScanner {
         var numberRow: LearnedRow?
         /// The most digits the card-digit network read in one crop of the number band.
         var mostDigits = 0
+        /// How far the card's text runs from horizontal, in degrees (the median of the
+        /// detector's long lines; positive: falling to the right).
+        var slant = 0.0
         var rows: [LearnedRow] = []
         var readings: [(box: Box, text: String)] = []
     }
@@ -66,8 +70,18 @@ extension CardScanner {
             let seen = try look(at: card)
             consider(seen, card: card, outline: hypothesis.outline)
             if seen.decided != nil { break }
-            if hypothesis.outline == nil, zoomOn == nil, seen.mostDigits >= 6, let region = Self.textRegion(of: seen.rows, in: card) {
-                zoomOn = (region, card)
+            guard hypothesis.outline == nil, zoomOn == nil else { continue }
+            // The frame's text still slanted (a card in perspective, or turned where the frame
+            // gave the levelling too little to go by): the frame turned by the detector's lines.
+            var frame = (look: seen, card: card)
+            if abs(seen.slant) >= Self.minimumSlant {
+                let turned = card.rotated(degrees: -seen.slant, fill: UInt8(card.meanLevel.rounded()))
+                frame = (try look(at: turned), turned)
+                consider(frame.look, card: frame.card, outline: nil)
+                if frame.look.decided != nil { break }
+            }
+            if frame.look.mostDigits >= 6, let region = Self.textRegion(of: frame.look.rows, in: frame.card) {
+                zoomOn = (region, frame.card)
             }
         }
         // A card small in the frame, its outline not found, where the whole frame showed digits:
@@ -170,8 +184,14 @@ extension CardScanner {
     /// both have one and they differ, there is no expiry: Tesseract misreads one digit of some
     /// typefaces the same way in every rendering (8/2030 for 3/2030), the networks take a
     /// VALID FROM date alone, and a wrong date is worse than none (it is asked for). When
-    /// neither engine has two votes, one vote each for the same date is agreement.
+    /// neither engine has two votes, one vote each for the same date is agreement. A date
+    /// either engine read before a later one is a start date for both.
     static func agreedExpiry(tesseract: ExpiryBallot, networks: ExpiryBallot) -> Expiry? {
+        // A start date one engine saw before a later one is a start date for both.
+        var tesseract = tesseract
+        var networks = networks
+        tesseract.addStarts(of: networks)
+        networks.addStarts(of: tesseract)
         let fromTesseract = tesseract.isSettled(votes: 2) ? tesseract.leader : nil
         let fromNetworks = networks.isSettled(votes: 2) ? networks.leader : nil
         switch (fromTesseract, fromNetworks) {
@@ -189,7 +209,10 @@ extension CardScanner {
     /// Locates and reads the number rows of one straightened card.
     func lookLearned(at card: Bitmap, learned: LearnedEngine) throws -> LearnedLook {
         var look = LearnedLook()
-        look.rows = Self.rows(of: try learned.detector.detect(card).map(\.box))
+        let regions = try learned.detector.detect(card)
+        look.rows = Self.rows(of: regions.map(\.box))
+        let slants = regions.map(\.slant).filter { $0 != 0 }.sorted()
+        if !slants.isEmpty { look.slant = slants[slants.count / 2] }
         // The number band: cards print the number between a quarter and nine tenths down.
         let band = Double(card.height) * 0.25...Double(card.height) * 0.9
         var mostWhole = 0
@@ -316,6 +339,9 @@ extension CardScanner {
         let readers = Set(look.candidates.filter { $0.pan == decided.pan && $0.substitutions == 0 }.map(\.source))
         return readers.contains(.learned) && readers.contains(.ppocr)
     }
+
+    /// The least slant (degrees) of the frame's text for which it is turned level and read again.
+    static let minimumSlant = 4.0
 
     /// Where a card's text lies on the whole frame: the detector's lines (those narrower than
     /// three fifths of the frame: a line across it is the ground's pattern), enclosed, with a

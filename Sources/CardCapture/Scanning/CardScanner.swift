@@ -163,7 +163,6 @@ public struct CardScanner: Sendable {
                                 top: box.maxY,
                                 height: digitHeight * 2,
                                 numberHeight: digitHeight,
-                                settlingAt: 2,
                                 with: engines,
                                 into: &evidence
                             )

@@ -108,6 +108,11 @@ public struct ExpiryBallot: Sendable {
         starts.formUnion(other.starts)
     }
 
+    /// Takes the start dates another ballot found as start dates here too.
+    public mutating func addStarts(of other: ExpiryBallot) {
+        starts.formUnion(other.starts)
+    }
+
     /// The date the votes so far elect, if any.
     public var leader: Expiry? {
         let candidates = votes.filter { !starts.contains($0.key) }
