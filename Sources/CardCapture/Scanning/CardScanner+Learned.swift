@@ -95,18 +95,18 @@ extension CardScanner {
         // number counts only when exactly one of the turns gives one, and the half turn's
         // only when both networks read it as it is (or Tesseract agreed).
         if best?.look.decided == nil {
-            var turns = [1, 3].compactMap { turns in Self.levelled(grey, quarterTurns: turns, deskewRange: Self.wideDeskew) }
-            let halfTurn = best.map { $0.card.turned(quarterTurns: 2) }
-            let halfOutline = best?.outline
-            if let halfTurn { turns.append(halfTurn) }
-            var looks = try turns.map { try look(at: $0) }
-            if halfTurn != nil, let decided = looks[looks.count - 1].decided, !Self.readByBoth(decided, in: looks[looks.count - 1]) {
-                looks[looks.count - 1].decided = nil
+            var turns: [(card: Bitmap, outline: CardLocator.Outline?, halfTurn: Bool)] = [1, 3].compactMap { turns in
+                Self.levelled(grey, quarterTurns: turns, deskewRange: Self.wideDeskew).map { ($0, nil, false) }
             }
-            let decided = looks.filter { $0.decided != nil }
-            for (index, var seen) in looks.enumerated() {
-                if decided.count > 1 { seen.decided = nil }
-                consider(seen, card: turns[index], outline: index < 2 ? nil : halfOutline)
+            if let best { turns.append((best.card.turned(quarterTurns: 2), best.outline, true)) }
+            var looks = try turns.map { try look(at: $0.card) }
+            for index in looks.indices where turns[index].halfTurn {
+                if let decided = looks[index].decided, !Self.readByBoth(decided, in: looks[index]) { looks[index].decided = nil }
+            }
+            let decidedCount = looks.filter { $0.decided != nil }.count
+            for (turn, var seen) in zip(turns, looks) {
+                if decidedCount > 1 { seen.decided = nil }
+                consider(seen, card: turn.card, outline: turn.outline)
             }
         }
         guard let best else { return evidence }
@@ -187,7 +187,6 @@ extension CardScanner {
     /// neither engine has two votes, one vote each for the same date is agreement. A date
     /// either engine read before a later one is a start date for both.
     static func agreedExpiry(tesseract: ExpiryBallot, networks: ExpiryBallot) -> Expiry? {
-        // A start date one engine saw before a later one is a start date for both.
         var tesseract = tesseract
         var networks = networks
         tesseract.addStarts(of: networks)
