@@ -150,4 +150,33 @@ struct LearnedDecisionTests {
         let wide = CardScanner.rows(of: [Box(x: 40, y: 200, width: 500, height: 30), Box(x: 560, y: 300, width: 260, height: 30)])
         #expect(CardScanner.textRegion(of: wide, in: frame) == nil)
     }
+
+    @Test("a date inside a longer reading is cut out where the reading put it: from two characters before the slash to its year")
+    func dateSpans() throws {
+        // A label read as digits joined to the month (VALID 05/27 as 0305/27), a word after it.
+        // Symbols stand 24 pixels apart, 20 wide; words 30 pixels apart (LineBuilder).
+        let labelled = LineBuilder.line(["VA", "0305/27", "98"])
+        #expect(CardScanner.dateSpans(in: labelled) == [Box(x: 136, y: 0, width: 116, height: 60)])
+        // The year in the next word (12/ 27) still belongs to the date; a "/" without a year does not make one.
+        let split = LineBuilder.line(["12/", "27"])
+        #expect(CardScanner.dateSpans(in: split) == [Box(x: 10, y: 0, width: 146, height: 60)])
+        #expect(CardScanner.dateSpans(in: LineBuilder.line(["12/", "A"])).isEmpty)
+        #expect(CardScanner.dateSpans(in: LineBuilder.line(["/27"])).isEmpty)
+        // A date read alone from two characters before its slash: the crop's edge read as a digit goes.
+        #expect(CardScanner.dateAlone("011/27") == "11/27")
+        #expect(CardScanner.dateAlone("1/27") == "1/27")
+        #expect(ExpiryFinder.dates(in: CardScanner.dateAlone("9212/2031")) == [try Expiry(month: 12, year: 2031)])
+    }
+
+    @Test("rows below the number that share a band are read together: a small VALID FROM date beside a taller expiry")
+    func bands() throws {
+        let from = CardScanner.LearnedRow(box: Box(x: 147, y: 380, width: 170, height: 30), pieces: [Box(x: 147, y: 380, width: 170, height: 30)])
+        let thru = CardScanner.LearnedRow(box: Box(x: 410, y: 370, width: 170, height: 50), pieces: [Box(x: 410, y: 370, width: 170, height: 50)])
+        let name = CardScanner.LearnedRow(box: Box(x: 60, y: 440, width: 300, height: 40), pieces: [Box(x: 60, y: 440, width: 300, height: 40)])
+        let bands = CardScanner.bands(of: [thru, name, from])
+        #expect(bands.count == 2)
+        #expect(bands[0].box == Box(x: 147, y: 370, width: 433, height: 50))
+        #expect(bands[0].pieces.map(\.x) == [147, 410])
+        #expect(bands[1].box == name.box)
+    }
 }

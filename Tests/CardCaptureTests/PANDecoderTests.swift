@@ -244,6 +244,17 @@ struct ExpiryVotingTests {
         var overlapping = ExpiryBallot()
         overlapping.add(row: [(left: 100, right: 600, text: "03/29"), (left: 300, right: 600, text: "03/39"), (left: 100, right: 600, text: "03/29")])
         #expect(overlapping.leader == (try Expiry(month: 3, year: 2029)))
+        // Two dates read in one place are one date misread: the later does not win, the one
+        // read more often does, and with as many votes each neither is the expiry.
+        var rivals = ExpiryBallot()
+        rivals.add(row: [(left: 369, right: 481, text: "12/37"), (left: 373, right: 510, text: "12/27"), (left: 369, right: 481, text: "12/27")])
+        rivals.add(row: [(left: 296, right: 794, text: "5 12/37 0")])
+        #expect(rivals.leader == nil)
+        rivals.add("12/27")
+        #expect(rivals.leader == (try Expiry(month: 12, year: 2027)))
+        var even = ExpiryBallot()
+        even.add(row: [(left: 100, right: 200, text: "10/36"), (left: 100, right: 200, text: "10/35")])
+        #expect(even.leader == nil)
     }
 
     @Test("Tesseract's and the networks' dates: each engine's counts with two votes; two that differ give none; single votes agree across engines")

@@ -150,33 +150,107 @@ extension CardScanner {
         return nil
     }
 
-    /// The networks' votes for the expiry: the rows under the number row (or, with none, in the
-    /// lower half), top to bottom, read by both networks (PP-OCRv4 only where the card-digit
-    /// network saw a date's digits) until a date has two votes. A date only one reading saw may
-    /// be a misread digit or a VALID FROM date whose later partner was missed: the caller takes
-    /// the leader only with two votes.
+    /// The networks' votes for the expiry: the bands of rows under the number row (or, with
+    /// none, in the lower half), top to bottom, read by both networks (PP-OCRv4 only where the
+    /// card-digit network saw a date's digits) until a date has two votes. Each date a reading
+    /// shows is then cut out where it stands and read alone by both: a label beside it, read as
+    /// digits, no longer hides it. A date only one reading saw may be a misread digit or a VALID
+    /// FROM date whose later partner was missed: the caller takes the leader only with two votes.
     func learnedExpiry(on card: Bitmap, learned: LearnedEngine, into evidence: inout Evidence) throws -> ExpiryBallot {
-        let below = evidence.learnedRows.filter { row in
-            guard let numberBox = evidence.numberBox else { return row.box.midY > Double(card.height / 2) }
-            return row.box.midY > Double(numberBox.maxY)
-        }
+        let below = Self.bands(
+            of: evidence.learnedRows.filter { row in
+                guard let numberBox = evidence.numberBox else { return row.box.midY > Double(card.height / 2) }
+                return row.box.midY > Double(numberBox.maxY)
+            })
         var ballot = ExpiryBallot()
         // A row is read whole, and in its parts, before the ballot is looked at: a VALID FROM
         // date and its expiry on one row are seen together.
         for row in below where !ballot.isSettled(votes: 2) {
             var readings: [(left: Int, right: Int, text: String)] = []
-            for box in row.pieces.count > 1 ? [row.box] + row.pieces : [row.box] {
+            var dateBoxes: [Box] = []
+            // A piece that is the whole row is read once: two readings of one crop are one vote.
+            for box in [row.box] + row.pieces.filter({ $0 != row.box }) {
                 guard let image = learnedLineImage(of: card, box: box) else { continue }
-                let text = try learned.digits.recognize(image).text
-                evidence.rows.append((box, text))
-                guard text.contains("/") || text.filter(\.isASCIIDigit).count >= 4 else { continue }
-                let other = try learned.text.recognize(image).text
-                evidence.rows.append((box, "ppocr: " + other))
-                readings += [(box.x, box.maxX, text), (box.x, box.maxX, other)]
+                let line = try learned.digits.recognize(image)
+                evidence.rows.append((box, line.text))
+                guard line.text.contains("/") || line.text.filter(\.isASCIIDigit).count >= 4 else { continue }
+                let other = try learned.text.recognize(image)
+                evidence.rows.append((box, "ppocr: " + other.text))
+                readings += [(box.x, box.maxX, line.text), (box.x, box.maxX, other.text)]
+                let left = box.x - Self.learnedMargin(of: box)
+                for found in Self.dateSpans(in: line) + Self.dateSpans(in: other) {
+                    let date = Box(x: left + found.x, y: box.y, width: found.width, height: box.height)
+                    if !dateBoxes.contains(where: { Self.overlap(of: $0, and: date) > 0.5 }) { dateBoxes.append(date) }
+                }
+            }
+            // A date read inside a longer reading (a label beside it read as digits, VALID
+            // 05/26 as 0305/26) is cut out where the reading put it and read alone by both.
+            for date in dateBoxes {
+                let margin = date.height * 2 / 5
+                let vertical = date.height / 10
+                guard let image = card.cropped(x: date.x - margin, y: date.y - vertical, width: date.width + 2 * margin, height: date.height + 2 * vertical)
+                else { continue }
+                for (reader, prefix) in [(learned.digits, "date: "), (learned.text, "date ppocr: ")] {
+                    let text = try reader.recognize(image).text
+                    evidence.rows.append((date, prefix + text))
+                    readings.append((date.x, date.maxX, Self.dateAlone(text)))
+                }
             }
             ballot.add(row: readings)
         }
         return ballot
+    }
+
+    /// Where a reading shows a date: from the second character before each "/" to the last of
+    /// up to four digits after it (in its word, or the next word when the "/" ends its own),
+    /// in the reading's image pixels.
+    static func dateSpans(in line: RecognizedLine) -> [Box] {
+        let symbols = line.words.enumerated().flatMap { word in word.element.symbols.map { (word: word.offset, symbol: $0) } }
+        var spans: [Box] = []
+        for (index, slash) in symbols.enumerated() where slash.symbol.text == "/" && index >= 1 {
+            var last = index
+            while last + 1 < symbols.count, last - index < 4, symbols[last + 1].symbol.text.allSatisfy(\.isASCIIDigit),
+                symbols[last + 1].word == symbols[last].word || last == index
+            {
+                last += 1
+            }
+            guard last - index >= 2 else { continue }
+            let first = symbols[max(0, index - 2)].symbol
+            spans.append(Box(x: first.box.x, y: 0, width: max(1, symbols[last].symbol.box.maxX - first.box.x), height: line.box.height))
+        }
+        return spans
+    }
+
+    /// A reading of a date cut out alone, from two characters before its "/": the crop's edge
+    /// can show a label's last letter or a neighbour's edge, read as a digit (011/27).
+    static func dateAlone(_ text: String) -> String {
+        guard let slash = text.firstIndex(of: "/"), let start = text.index(slash, offsetBy: -2, limitedBy: text.startIndex) else { return text }
+        return String(text[start...])
+    }
+
+    /// Rows below the number that share a band of the card (their heights overlapping by half
+    /// the shorter's), joined: a small VALID FROM date and a taller expiry beside it are read
+    /// together, so that the earlier date is known for a start date.
+    static func bands(of rows: [LearnedRow]) -> [LearnedRow] {
+        var bands: [LearnedRow] = []
+        for row in rows {
+            if let index = bands.firstIndex(where: { band in
+                let shared = min(band.box.maxY, row.box.maxY) - max(band.box.y, row.box.y)
+                return shared * 2 >= min(band.box.height, row.box.height)
+            }) {
+                bands[index].box = enclosing(bands[index].box, row.box)
+                bands[index].pieces = (bands[index].pieces + row.pieces).sorted { $0.x < $1.x }
+            } else {
+                bands.append(row)
+            }
+        }
+        return bands
+    }
+
+    /// The share of the narrower box's width that two boxes share.
+    static func overlap(of one: Box, and other: Box) -> Double {
+        let shared = min(one.maxX, other.maxX) - max(one.x, other.x)
+        return Double(max(0, shared)) / Double(max(1, min(one.width, other.width)))
     }
 
     /// The expiry from Tesseract's readings of the strip under the number and the networks'

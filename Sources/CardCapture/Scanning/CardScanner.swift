@@ -151,11 +151,15 @@ public struct CardScanner: Sendable {
                 case (.both, let learned?):
                     var evidence = try readLearned(bitmap, learned: learned, checkingWith: engines)
                     if evidence.decided != nil {
-                        // The date: Tesseract's reading of the strip under the number and the
-                        // networks' reading of the rows below it, weighed together
-                        // (``CardScanner/agreedExpiry(tesseract:networks:)``).
+                        // The date: the networks' reading of the rows below the number; where
+                        // they do not settle it, Tesseract's reading of the strip under the
+                        // number weighed beside theirs (``CardScanner/agreedExpiry(tesseract:networks:)``).
+                        // Its readings cost a quarter second a card, and on the networks'
+                        // settled dates it vetoed more right dates than wrong ones.
+                        guard let card = evidence.card else { return evidence }
+                        let networks = try learnedExpiry(on: card, learned: learned, into: &evidence)
                         var tesseract = ExpiryBallot()
-                        if let card = evidence.card, let box = evidence.numberBox {
+                        if let box = evidence.numberBox, !networks.isSettled(votes: 2) {
                             // The detector's box stands a little beyond the digits.
                             let digitHeight = box.height * 3 / 4
                             tesseract = try readExpiry(
@@ -167,10 +171,7 @@ public struct CardScanner: Sendable {
                                 into: &evidence
                             )
                         }
-                        if let card = evidence.card {
-                            let networks = try learnedExpiry(on: card, learned: learned, into: &evidence)
-                            evidence.expiry = Self.agreedExpiry(tesseract: tesseract, networks: networks)
-                        }
+                        evidence.expiry = Self.agreedExpiry(tesseract: tesseract, networks: networks)
                         return evidence
                     }
                     var fallback = try read(bitmap, with: engines)

@@ -69,11 +69,15 @@ public enum ExpiryFinder {
 ///
 /// The expiry is the latest date that at least two readings agree on: a misread date shows
 /// in one reading only. A date read before a later one in the same reading is a start date
-/// (VALID FROM), never the expiry, even when other readings missed the later date. When no
-/// two readings agree, the latest date read.
+/// (VALID FROM), never the expiry, even when other readings missed the later date. A date
+/// read where another reading saw a different one (``add(row:)``) counts only with more votes
+/// than its rival. When no two readings agree, the latest date read.
 public struct ExpiryBallot: Sendable {
     private var votes: [Expiry: Int] = [:]
     private var starts: Set<Expiry> = []
+    /// Dates read in one place of the card by different readings: readings of one date, at
+    /// most one of them right.
+    private var rivals: [Expiry: Set<Expiry>] = [:]
 
     public init() {}
 
@@ -92,7 +96,9 @@ public struct ExpiryBallot: Sendable {
 
     /// Counts the readings of one row's parts (each with the left and right edges of the part
     /// it read): one vote for each date in each, and a date is a start date when a part wholly
-    /// to its right read a later one (VALID FROM 12/21 and EXPIRES 07/26 read apart).
+    /// to its right read a later one (VALID FROM 12/21 and EXPIRES 07/26 read apart). Two
+    /// readings of one date each, over the same place, that read different dates are rivals:
+    /// one date misread (12/37 for 12/27), never a start date and its expiry.
     public mutating func add(row readings: [(left: Int, right: Int, text: String)]) {
         let dated = readings.map { (left: $0.left, right: $0.right, dates: ExpiryFinder.dates(in: $0.text)) }
         for reading in dated {
@@ -100,12 +106,21 @@ public struct ExpiryBallot: Sendable {
             let later = dated.filter { $0.left >= reading.right }.flatMap(\.dates).max()
             if let later { starts.formUnion(reading.dates.filter { $0 < later }) }
         }
+        let lone = dated.filter { $0.dates.count == 1 }
+        for one in lone {
+            for other in lone where other.dates[0] != one.dates[0] {
+                let shared = min(one.right, other.right) - max(one.left, other.left)
+                guard shared * 2 > min(one.right - one.left, other.right - other.left) else { continue }
+                rivals[one.dates[0], default: []].insert(other.dates[0])
+            }
+        }
     }
 
     /// Counts another ballot's votes and start dates in with these.
     public mutating func add(_ other: ExpiryBallot) {
         votes.merge(other.votes, uniquingKeysWith: +)
         starts.formUnion(other.starts)
+        rivals.merge(other.rivals) { $0.union($1) }
     }
 
     /// Takes the start dates another ballot found as start dates here too.
@@ -115,7 +130,10 @@ public struct ExpiryBallot: Sendable {
 
     /// The date the votes so far elect, if any.
     public var leader: Expiry? {
-        let candidates = votes.filter { !starts.contains($0.key) }
+        // A date with a rival read as often or more is in doubt.
+        let candidates = votes.filter { date, count in
+            !starts.contains(date) && !(rivals[date] ?? []).contains { votes[$0, default: 0] >= count }
+        }
         guard let most = candidates.values.max() else { return nil }
         return candidates.filter { $0.value >= min(2, most) }.keys.max()
     }
