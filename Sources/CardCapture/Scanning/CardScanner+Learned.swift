@@ -161,7 +161,8 @@ extension CardScanner {
             of: evidence.learnedRows.filter { row in
                 guard let numberBox = evidence.numberBox else { return row.box.midY > Double(card.height / 2) }
                 return row.box.midY > Double(numberBox.maxY)
-            })
+            }
+        )
         var ballot = ExpiryBallot()
         // A row is read whole, and in its parts, before the ballot is looked at: a VALID FROM
         // date and its expiry on one row are seen together.
@@ -188,7 +189,13 @@ extension CardScanner {
             for date in dateBoxes {
                 let margin = date.height * 2 / 5
                 let vertical = date.height / 10
-                guard let image = card.cropped(x: date.x - margin, y: date.y - vertical, width: date.width + 2 * margin, height: date.height + 2 * vertical)
+                guard
+                    let image = card.cropped(
+                        x: date.x - margin,
+                        y: date.y - vertical,
+                        width: date.width + 2 * margin,
+                        height: date.height + 2 * vertical
+                    )
                 else { continue }
                 for (reader, prefix) in [(learned.digits, "date: "), (learned.text, "date ppocr: ")] {
                     let text = try reader.recognize(image).text
