@@ -178,5 +178,11 @@ struct LearnedDecisionTests {
         #expect(bands[0].box == Box(x: 147, y: 370, width: 433, height: 50))
         #expect(bands[0].pieces.map(\.x) == [147, 410])
         #expect(bands[1].box == name.box)
+        // A band does not grow row by row down the card: each row is judged against the row
+        // that started the band.
+        func row(_ y: Int) -> CardScanner.LearnedRow {
+            CardScanner.LearnedRow(box: Box(x: 100, y: y, width: 200, height: 50), pieces: [Box(x: 100, y: y, width: 200, height: 50)])
+        }
+        #expect(CardScanner.bands(of: [row(370), row(395), row(420)]).map(\.box.y) == [370, 420])
     }
 }

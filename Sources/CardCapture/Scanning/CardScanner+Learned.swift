@@ -239,19 +239,21 @@ extension CardScanner {
     /// the shorter's), joined: a small VALID FROM date and a taller expiry beside it are read
     /// together, so that the earlier date is known for a start date.
     static func bands(of rows: [LearnedRow]) -> [LearnedRow] {
-        var bands: [LearnedRow] = []
+        // Each band is judged by the row that started it, not by the union: a union that
+        // grows would take in the rows above and below one by one.
+        var bands: [(first: Box, row: LearnedRow)] = []
         for row in rows {
             if let index = bands.firstIndex(where: { band in
-                let shared = min(band.box.maxY, row.box.maxY) - max(band.box.y, row.box.y)
-                return shared * 2 >= min(band.box.height, row.box.height)
+                let shared = min(band.first.maxY, row.box.maxY) - max(band.first.y, row.box.y)
+                return shared * 2 >= min(band.first.height, row.box.height)
             }) {
-                bands[index].box = enclosing(bands[index].box, row.box)
-                bands[index].pieces = (bands[index].pieces + row.pieces).sorted { $0.x < $1.x }
+                bands[index].row.box = enclosing(bands[index].row.box, row.box)
+                bands[index].row.pieces = (bands[index].row.pieces + row.pieces).sorted { $0.x < $1.x }
             } else {
-                bands.append(row)
+                bands.append((row.box, row))
             }
         }
-        return bands
+        return bands.map(\.row)
     }
 
     /// The share of the narrower box's width that two boxes share.

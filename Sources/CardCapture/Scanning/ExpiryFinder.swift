@@ -110,7 +110,9 @@ public struct ExpiryBallot: Sendable {
         for one in lone {
             for other in lone where other.dates[0] != one.dates[0] {
                 let shared = min(one.right, other.right) - max(one.left, other.left)
-                guard shared * 2 > min(one.right - one.left, other.right - other.left) else { continue }
+                // Over the same place: sharing more than half of the wider (a whole row that saw
+                // only its expiry is no rival to a part that read the VALID FROM date).
+                guard shared * 2 > max(one.right - one.left, other.right - other.left) else { continue }
                 rivals[one.dates[0], default: []].insert(other.dates[0])
             }
         }
@@ -130,9 +132,10 @@ public struct ExpiryBallot: Sendable {
 
     /// The date the votes so far elect, if any.
     public var leader: Expiry? {
-        // A date with a rival read as often or more is in doubt.
+        // A date with a rival read as often or more is in doubt (a start date is no rival:
+        // it was read right, elsewhere).
         let candidates = votes.filter { date, count in
-            !starts.contains(date) && !(rivals[date] ?? []).contains { votes[$0, default: 0] >= count }
+            !starts.contains(date) && !(rivals[date] ?? []).contains { !starts.contains($0) && votes[$0, default: 0] >= count }
         }
         guard let most = candidates.values.max() else { return nil }
         return candidates.filter { $0.value >= min(2, most) }.keys.max()
