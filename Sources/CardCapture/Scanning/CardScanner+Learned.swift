@@ -187,16 +187,7 @@ extension CardScanner {
             // A date read inside a longer reading (a label beside it read as digits, VALID
             // 05/26 as 0305/26) is cut out where the reading put it and read alone by both.
             for date in dateBoxes {
-                let margin = date.height * 2 / 5
-                let vertical = date.height / 10
-                guard
-                    let image = card.cropped(
-                        x: date.x - margin,
-                        y: date.y - vertical,
-                        width: date.width + 2 * margin,
-                        height: date.height + 2 * vertical
-                    )
-                else { continue }
+                guard let image = learnedLineImage(of: card, box: date, margin: date.height * 2 / 5) else { continue }
                 for (reader, prefix) in [(learned.digits, "date: "), (learned.text, "date ppocr: ")] {
                     let text = try reader.recognize(image).text
                     evidence.rows.append((date, prefix + text))
@@ -525,9 +516,10 @@ extension CardScanner {
     static func learnedMargin(of box: Box) -> Int { max(4, box.height * 3 / 5) }
 
     /// A row cut from the card for the recognizer: the box with a margin, as it is. The
-    /// margin is wide enough for a digit the detector's box cut through.
-    func learnedLineImage(of card: Bitmap, box: Box) -> Bitmap? {
-        let margin = Self.learnedMargin(of: box)
+    /// margin is wide enough for a digit the detector's box cut through; a date cut out where a
+    /// reading put it takes a narrower one, given.
+    func learnedLineImage(of card: Bitmap, box: Box, margin: Int? = nil) -> Bitmap? {
+        let margin = margin ?? Self.learnedMargin(of: box)
         let vertical = box.height / 10
         return card.cropped(x: box.x - margin, y: box.y - vertical, width: box.width + 2 * margin, height: box.height + 2 * vertical)
     }
