@@ -69,7 +69,7 @@ struct PANDecoderTests {
         #expect(abs(best.confidence - 0.95) < 1e-9)
     }
 
-    @Test("Amex 4-6-5 and Diners 4-6-4 groupings match their brands")
+    @Test("Amex 4-6-5, Diners 4-6-4 and a UnionPay Long Card's 6-3-3-7 groupings match their brands")
     func groupings() throws {
         let amex = try #require(PANDecoder.candidates(in: LineBuilder.line(["3782", "822463", "10005"])).first)
         #expect(amex.pan.brand == .amex && amex.groupingMatches)
@@ -81,6 +81,12 @@ struct PANDecoderTests {
         // A missed gap is fine: Tesseract may merge groups, never split one.
         let merged = try #require(PANDecoder.candidates(in: LineBuilder.line(["3782822463", "10005"])).first)
         #expect(merged.groupingMatches)
+        // China Construction Bank's old Long Card prints a 19-digit UnionPay number 6-3-3-7;
+        // that layout is UnionPay's only, and only at 19 digits.
+        let long = try #require(PANDecoder.candidates(in: LineBuilder.line(["620550", "000", "000", "0000004"])).first)
+        #expect(long.pan.brand == .unionpay && long.groupingMatches)
+        let visa = try #require(PANDecoder.candidates(in: LineBuilder.line(["401288", "888", "888", "1881"])).first)
+        #expect(!visa.groupingMatches)
     }
 
     @Test("a misread digit is repaired from an alternative with weight, at that alternative's confidence")

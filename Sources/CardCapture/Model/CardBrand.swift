@@ -68,6 +68,8 @@ public struct CardBrand: Sendable, Hashable, CustomStringConvertible {
         if length >= 16, length <= 19, length % 4 != 0 || length == 16 {
             all.append([6, length - 6])
         }
+        // China Construction Bank's old Long Card prints its 19 digits 6-3-3-7.
+        if self == .unionpay, length == 19 { all.append([6, 3, 3, 7]) }
         return all
     }
 

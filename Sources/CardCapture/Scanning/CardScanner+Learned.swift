@@ -92,7 +92,7 @@ extension CardScanner {
         // A card lying across the frame, its number running up or down: the whole frame a
         // quarter turn either way; a card upside down: the likeliest card turned half round.
         // Upside-down digits can read as digits (a 6 as a 9, 4000…9995 as 5666…0007), so a
-        // number counts only when exactly one of the turns gives one, and the half turn's
+        // number counts only when the turns give no other number, and the half turn's
         // only when both networks read it as it is (or Tesseract agreed).
         if best?.look.decided == nil {
             var turns: [(card: Bitmap, outline: CardLocator.Outline?, halfTurn: Bool)] = [1, 3].compactMap { turns in
@@ -103,9 +103,12 @@ extension CardScanner {
             for index in looks.indices where turns[index].halfTurn {
                 if let decided = looks[index].decided, !Self.readByBoth(decided, in: looks[index]) { looks[index].decided = nil }
             }
-            let decidedCount = looks.filter { $0.decided != nil }.count
-            for (turn, var seen) in zip(turns, looks) {
-                if decidedCount > 1 { seen.decided = nil }
+            // Two turns that read the same number agree (the first is kept, its card read for
+            // the date); two numbers refuse both.
+            let decidedNumbers = Set(looks.compactMap { $0.decided?.pan })
+            let first = looks.firstIndex { $0.decided != nil }
+            for (index, (turn, var seen)) in zip(turns, looks).enumerated() {
+                if decidedNumbers.count > 1 || index != first { seen.decided = nil }
                 consider(seen, card: turn.card, outline: turn.outline)
             }
         }
@@ -298,6 +301,11 @@ extension CardScanner {
             let across = Box(x: card.width / 40, y: row.box.y, width: card.width * 38 / 40, height: row.box.height)
             let taller = Box(x: row.box.x, y: row.box.y - row.box.height / 8, width: row.box.width, height: row.box.height * 5 / 4)
             let shorter = Box(x: row.box.x, y: row.box.y + row.box.height / 10, width: row.box.width, height: row.box.height * 4 / 5)
+            // The detector also stops short of a group on line art or a hologram: the row
+            // carried to the card's right edge, and to its left edge.
+            let toRight = Box(x: row.box.x, y: row.box.y, width: across.maxX - row.box.x, height: row.box.height)
+            let toLeft = Box(x: across.x, y: row.box.y, width: row.box.maxX - across.x, height: row.box.height)
+            let carried = [toRight, toLeft].filter { $0.width * 10 > row.box.width * 11 && $0.width * 10 < across.width * 9 }
             let pieces = row.pieces.count > 1 ? row.pieces.filter { $0.width >= $0.height * 6 } : []
             var digitsSeen = 0
             var fullest = row.box
@@ -311,13 +319,13 @@ extension CardScanner {
                     fullest = box
                 }
                 if source == .learned { look.mostDigits = max(look.mostDigits, digits) }
-                let reading = PANDecoder.read(line, isolated: box != across)
+                let reading = PANDecoder.read(line, isolated: box != across && !carried.contains(box))
                 rowCandidates += reading.candidates.map { $0.from(source) }
                 rowFailing += reading.failing
             }
             // The card-digit network until its readings decide the row.
             var decided: PANCandidate?
-            for box in [row.box, taller, shorter, across] + pieces where decided == nil {
+            for box in [row.box, taller, shorter, across] + carried + pieces where decided == nil {
                 try read(box, with: learned.digits, as: .learned)
                 if rowCandidates.count >= 2 { decided = decideLearned(rowCandidates, failing: rowFailing) }
             }
