@@ -75,8 +75,12 @@ public struct TextDetector: Sendable {
     }
 
     /// The lines of text in `image`, top to bottom.
-    public func detect(_ image: Bitmap) throws(OCRError) -> [Region] {
-        let scale = min(1, Double(configuration.maximumSide) / Double(max(image.width, image.height)))
+    ///
+    /// - Parameter maximumSide: the longest side the image is scaled to this once, instead of
+    ///   the configuration's.
+    public func detect(_ image: Bitmap, maximumSide: Int? = nil) throws(OCRError) -> [Region] {
+        let side = maximumSide ?? configuration.maximumSide
+        let scale = min(1, Double(side) / Double(max(image.width, image.height)))
         let width = max(32, Int((Double(image.width) * scale / 32).rounded()) * 32)
         let height = max(32, Int((Double(image.height) * scale / 32).rounded()) * 32)
         let sized = image.scaled(toWidth: width, height: height)

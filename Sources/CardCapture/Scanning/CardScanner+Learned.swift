@@ -57,8 +57,8 @@ extension CardScanner {
                 best = (look, card, outline)
             }
         }
-        func look(at card: Bitmap) throws -> LearnedLook {
-            var look = try lookLearned(at: card, learned: learned)
+        func look(at card: Bitmap, detectorSide: Int? = nil) throws -> LearnedLook {
+            var look = try lookLearned(at: card, learned: learned, detectorSide: detectorSide)
             if let decided = look.decided, let engines, let row = look.numberRow {
                 look.decided = try checked(decided, on: card, row: row, with: engines, look: &look)
             }
@@ -83,6 +83,12 @@ extension CardScanner {
             if frame.look.mostDigits >= 6, let region = Self.textRegion(of: frame.look.rows, in: frame.card) {
                 zoomOn = (region, frame.card)
             }
+        }
+        // The likeliest card again with the detector at a larger scale: its lines on an
+        // embossed number split and end differently, and a group it lost at one scale it can
+        // find at another.
+        if let seen = best, seen.look.decided == nil {
+            consider(try look(at: seen.card, detectorSide: Self.secondDetectorSide), card: seen.card, outline: seen.outline)
         }
         // A card small in the frame, its outline not found, where the whole frame showed digits:
         // the part of the frame holding text, enlarged to the card's width, read again.
@@ -283,9 +289,9 @@ extension CardScanner {
     }
 
     /// Locates and reads the number rows of one straightened card.
-    func lookLearned(at card: Bitmap, learned: LearnedEngine) throws -> LearnedLook {
+    func lookLearned(at card: Bitmap, learned: LearnedEngine, detectorSide: Int? = nil) throws -> LearnedLook {
         var look = LearnedLook()
-        let regions = try learned.detector.detect(card)
+        let regions = try learned.detector.detect(card, maximumSide: detectorSide)
         look.rows = Self.rows(of: regions.map(\.box))
         let slants = regions.map(\.slant).filter { $0 != 0 }.sorted()
         if !slants.isEmpty { look.slant = slants[slants.count / 2] }
@@ -420,6 +426,11 @@ extension CardScanner {
         let readers = Set(look.candidates.filter { $0.pan == decided.pan && $0.substitutions == 0 }.map(\.source))
         return readers.contains(.learned) && readers.contains(.ppocr)
     }
+
+    /// The longest side (pixels) the card is scaled to for the detector's second look, where
+    /// the first (``TextDetector/Configuration/maximumSide``, 640) decided nothing. 800 read one
+    /// more number in cards-dev and in the second generator, and more dates; 512 lost dates.
+    static let secondDetectorSide = 800
 
     /// The least slant (degrees) of the frame's text for which it is turned level and read again.
     static let minimumSlant = 4.0
