@@ -32,6 +32,21 @@ struct TextDetectorTests {
         }
     }
 
+    @Test("at another scale for one call, the line is found at the same place in the image's pixels")
+    func otherScale() throws {
+        let detector = try TextDetector()
+        let line = try PNGDecoder().decode(contentsOf: FixtureFiles.path("text-digits.png")).grey()
+        let page = Self.page(with: line, turnedBy: 0)
+        let usual = try #require(try detector.detect(page).max { $0.box.width < $1.box.width })
+        let larger = try #require(try detector.detect(page, maximumSide: 800).max { $0.box.width < $1.box.width })
+        #expect(detector.configuration.maximumSide == 640)
+        // The page is wider than 800 px: both scales shrink it, and map the boxes back.
+        #expect(page.width > 800)
+        #expect(abs(usual.box.midY - larger.box.midY) < Double(line.height) / 4)
+        let shared = min(usual.box.maxX, larger.box.maxX) - max(usual.box.x, larger.box.x)
+        #expect(shared * 2 > min(usual.box.width, larger.box.width))
+    }
+
     @Test("a blank page has no text")
     func blank() throws {
         let detector = try TextDetector()
