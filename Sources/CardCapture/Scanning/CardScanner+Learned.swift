@@ -332,7 +332,7 @@ extension CardScanner {
                     fullest = box
                 }
                 if source == .learned { look.mostDigits = max(look.mostDigits, digits) }
-                let reading = PANDecoder.read(line, isolated: box != across && !carried.contains(box))
+                let reading = PANDecoder.read(line, isolated: box != across)
                 rowCandidates += reading.candidates.map { $0.from(source) }
                 rowFailing += reading.failing
             }
