@@ -23,7 +23,10 @@ struct FixtureScanTests {
             var results: [(FixtureEntry, ScanResult)] = []
             while true {
                 while running < 2, let entry = iterator.next() {
-                    group.addTask { (entry, try scanner.scan(contentsOf: "\(Self.folder)/\(entry.file)")) }
+                    group.addTask {
+                        let path = "\(Self.folder)/\(entry.file)"
+                        return (entry, try await onOwnThread { try scanner.scan(contentsOf: path) })
+                    }
                     running += 1
                 }
                 guard let next = try await group.next() else { break }
@@ -63,14 +66,15 @@ struct FixtureScanTests {
     }
 
     @Test("a card upside down or on its side is read (the learned route's turns, Tesseract checking)")
-    func turnedCards() throws {
+    func turnedCards() async throws {
         let entries = try FixtureManifest.load(folder: Self.folder)
         let scanner = try CardScanner()
         for file in ["t000-flat-visa.png", "t002-flat-amex.png"] {
             let entry = try #require(entries.first { $0.file == file })
             let upright = try PNGDecoder().decode(contentsOf: "\(Self.folder)/\(file)")
             for turns in [2, 1] {
-                let result = try scanner.scan(upright.turned(quarterTurns: turns))
+                let turned = upright.turned(quarterTurns: turns)
+                let result = try await onOwnThread { try scanner.scan(turned) }
                 #expect(result.status == .found, "\(file) turned \(turns) quarter(s)")
                 #expect(result.pan?.revealed == entry.pan, "\(file) turned \(turns) quarter(s)")
             }
