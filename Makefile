@@ -23,10 +23,10 @@ release: deps
 run: deps
 	bash scripts/demo.sh
 
-# `swift test` builds everything the tests need, capture-cli included; a `swift build
-# --build-tests` before it only made it compile HummingbirdCore a second time.
+# The Swift tests: the command-line tests and the others in two processes at once
+# (scripts/swift-tests.sh says why), after one build of everything, capture-cli included.
 test: test-deps lint
-	$(SWIFT) test --disable-xctest
+	SWIFT=$(SWIFT) bash scripts/swift-tests.sh
 	# kill -9 while charging, restart, retry: nothing stuck, orphaned or charged twice.
 	python3 scripts/crash-test.py --cli .build/debug/capture-cli
 	# The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
