@@ -184,6 +184,7 @@ extension CardScanner {
             // digits into labels and logos, and most pieces are those (same dates in all three
             // sets, about 50 ms less a picture on cards-dev).
             var bandShowsDate = false
+            var bandAgrees = false
             for box in [row.box] + row.pieces.filter({ $0 != row.box }) {
                 guard let image = learnedLineImage(of: card, box: box) else { continue }
                 let line = try learned.digits.recognize(image)
@@ -199,10 +200,17 @@ extension CardScanner {
                     let date = Box(x: left + found.x, y: box.y, width: found.width, height: box.height)
                     if !dateBoxes.contains(where: { Self.overlap(of: $0, and: date) > 0.5 }) { dateBoxes.append(date) }
                 }
+                // Both networks read the band whole as one and the same date, and nothing else
+                // as a date: two votes already, and no earlier date beside it to mark as a
+                // start date. Its pieces and the date cut out would only repeat it.
+                if box == row.box, Self.sameLoneDate(line.text, other.text) {
+                    bandAgrees = true
+                    break
+                }
             }
             // A date read inside a longer reading (a label beside it read as digits, VALID
             // 05/26 as 0305/26) is cut out where the reading put it and read alone by both.
-            for date in dateBoxes {
+            for date in dateBoxes where !bandAgrees {
                 guard let image = learnedLineImage(of: card, box: date, margin: date.height * 2 / 5) else { continue }
                 for (reader, prefix) in [(learned.digits, "date: "), (learned.text, "date ppocr: ")] {
                     let text = try reader.recognize(image).text
@@ -213,6 +221,13 @@ extension CardScanner {
             ballot.add(row: readings)
         }
         return ballot
+    }
+
+    /// Whether two readings each show exactly one date, the same, and no other "/".
+    static func sameLoneDate(_ one: String, _ other: String) -> Bool {
+        let dates = ExpiryFinder.dates(in: one)
+        return dates.count == 1 && ExpiryFinder.dates(in: other) == dates
+            && one.filter { $0 == "/" }.count == 1 && other.filter { $0 == "/" }.count == 1
     }
 
     /// Where a reading shows a date: from the second character before each "/" to the last of
@@ -305,7 +320,11 @@ extension CardScanner {
         // The number band: cards print the number between a quarter and nine tenths down.
         let band = Double(card.height) * 0.25...Double(card.height) * 0.9
         var mostWhole = 0
-        for row in look.rows where band.contains(row.box.midY) && row.box.width * 2 >= row.box.height * 3 {
+        // Widest first: the number is the widest row of the band on nearly every card, and the
+        // rows above it (a chip's edge, a bank's name, a logo) read as digits by the card-digit
+        // network cost as many readings each as the number itself.
+        let bandRows = look.rows.filter { band.contains($0.box.midY) && $0.box.width * 2 >= $0.box.height * 3 }
+        for row in bandRows.sorted(by: { $0.box.width > $1.box.width }) {
             var rowCandidates: [PANCandidate] = []
             var rowFailing: [PANDecoder.NumberReading] = []
             // The detector often stops short of an embossed number's first or last digit, or
