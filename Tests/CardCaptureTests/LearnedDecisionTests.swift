@@ -168,6 +168,17 @@ struct LearnedDecisionTests {
         #expect(ExpiryFinder.dates(in: CardScanner.dateAlone("9212/2031")) == [try Expiry(month: 12, year: 2031)])
     }
 
+    @Test("a band both networks read whole as one and the same date needs no more reading; two dates, or two readings apart, do")
+    func sameLoneDate() {
+        #expect(CardScanner.sameLoneDate("0200 4310 04/27", "0200 有效期限 04/27"))
+        // A VALID FROM date beside the expiry: the pieces say which is which.
+        #expect(!CardScanner.sameLoneDate("12/21 07/26", "VALID FROM 12/21 THRU 07/26"))
+        #expect(!CardScanner.sameLoneDate("04/27", "04/28"))
+        // Another slash that reads as no date may be a date misread: the band is read in pieces.
+        #expect(!CardScanner.sameLoneDate("04/27 1/", "04/27"))
+        #expect(!CardScanner.sameLoneDate("0200", "0200"))
+    }
+
     @Test("rows below the number that share a band are read together: a small VALID FROM date beside a taller expiry")
     func bands() throws {
         let from = CardScanner.LearnedRow(box: Box(x: 147, y: 380, width: 170, height: 30), pieces: [Box(x: 147, y: 380, width: 170, height: 30)])
