@@ -184,7 +184,6 @@ extension CardScanner {
             // digits into labels and logos, and most pieces are those (same dates in all three
             // sets, about 50 ms less a picture on cards-dev).
             var bandShowsDate = false
-            var bandAgrees = false
             for box in [row.box] + row.pieces.filter({ $0 != row.box }) {
                 guard let image = learnedLineImage(of: card, box: box) else { continue }
                 let line = try learned.digits.recognize(image)
@@ -204,13 +203,13 @@ extension CardScanner {
                 // as a date: two votes already, and no earlier date beside it to mark as a
                 // start date. Its pieces and the date cut out would only repeat it.
                 if box == row.box, Self.sameLoneDate(line.text, other.text) {
-                    bandAgrees = true
+                    dateBoxes.removeAll()
                     break
                 }
             }
             // A date read inside a longer reading (a label beside it read as digits, VALID
             // 05/26 as 0305/26) is cut out where the reading put it and read alone by both.
-            for date in dateBoxes where !bandAgrees {
+            for date in dateBoxes {
                 guard let image = learnedLineImage(of: card, box: date, margin: date.height * 2 / 5) else { continue }
                 for (reader, prefix) in [(learned.digits, "date: "), (learned.text, "date ppocr: ")] {
                     let text = try reader.recognize(image).text
