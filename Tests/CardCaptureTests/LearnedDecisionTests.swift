@@ -97,6 +97,8 @@ struct LearnedDecisionTests {
         #expect(name("EMMA WILSON JCB") == nil)
         #expect(name("OLGA IVANOVA AMERICAN EXPRESS") == nil)
         #expect(name("VALID THRU") == nil)
+        // MONTH/YEAR above a date, its slash not read.
+        #expect(name("MONTH YEAR") == nil)
         #expect(name("EMMAWILSON") == nil)
         #expect(name("Emma Wilson") == nil)
         #expect(name("EMMA WILSON", confidence: 60) == nil)
@@ -177,6 +179,31 @@ struct LearnedDecisionTests {
         // Another slash that reads as no date may be a date misread: the band is read in pieces.
         #expect(!CardScanner.sameLoneDate("04/27 1/", "04/27"))
         #expect(!CardScanner.sameLoneDate("0200", "0200"))
+    }
+
+    @Test(
+        "a look where both networks read one failing number surely settles it; one network, two numbers, an unsure digit or a valid number beside it do not"
+    )
+    func failsPlainly() {
+        // 4000 1234 5678 9010, a specimen's number: it fails the check.
+        func failing(_ confidence: Double, lowConfidence: [Int: Double] = [:], last: String = "9010") -> [PANDecoder.NumberReading] {
+            PANDecoder.read(LineBuilder.line(["4000", "1234", "5678", last], confidence: confidence, lowConfidence: lowConfidence)).failing
+        }
+        func look(learned: [PANDecoder.NumberReading], ppocr: [PANDecoder.NumberReading]) -> CardScanner.LearnedLook {
+            var look = CardScanner.LearnedLook()
+            look.failingByReader = [.learned: learned, .ppocr: ppocr]
+            return look
+        }
+        #expect(!failing(97).isEmpty)
+        #expect(look(learned: failing(97), ppocr: failing(95)).failsPlainly)
+        #expect(!look(learned: failing(97), ppocr: []).failsPlainly)
+        #expect(!look(learned: failing(97) + failing(96), ppocr: []).failsPlainly)
+        #expect(!look(learned: failing(97), ppocr: failing(95, last: "9011")).failsPlainly)
+        #expect(!look(learned: failing(97), ppocr: failing(95, lowConfidence: [6: 50])).failsPlainly)
+        // A number that passes the check read as it is on the same card: the search goes on.
+        var withValid = look(learned: failing(97), ppocr: failing(95))
+        withValid.candidates = Self.decoded([LineBuilder.line(["4242", "4242", "4242", "4242"], confidence: 97)]).candidates
+        #expect(!withValid.failsPlainly)
     }
 
     @Test("rows below the number that share a band are read together: a small VALID FROM date beside a taller expiry")

@@ -42,6 +42,20 @@ extension CardScanner {
         var slant = 0.0
         var rows: [LearnedRow] = []
         var readings: [(box: Box, text: String)] = []
+        /// The whole numbers that fail the check digit, by the network that read them.
+        var failingByReader: [PANCandidate.Source: [PANDecoder.NumberReading]] = [:]
+
+        /// Whether this look settles that the card's number fails the check: both networks
+        /// read one and the same whole number, each sure of every digit
+        /// (``CardScanner/plainFailureConfidence``), and no number that passes it was read as
+        /// it is. A specimen's printed number, or a misprint: another look at the card reads the
+        /// same digits, or passes the check only by misreading one.
+        var failsPlainly: Bool {
+            guard decided == nil, !candidates.contains(where: { $0.substitutions == 0 }) else { return false }
+            let sure = { (reading: PANDecoder.NumberReading) in reading.confidence >= CardScanner.plainFailureConfidence }
+            let byPPOCR = Set((failingByReader[.ppocr] ?? []).filter(sure).map(\.digits))
+            return (failingByReader[.learned] ?? []).contains { sure($0) && byPPOCR.contains($0.digits) }
+        }
     }
 
     /// Reads `bitmap` with the learned engine, Tesseract checking its number when `engines` is given.
@@ -56,7 +70,10 @@ extension CardScanner {
             if look.decided != nil || best == nil || seen > (best!.look.candidates.count + best!.look.failing.count) {
                 best = (look, card, outline)
             }
+            if look.failsPlainly { evidence.numberFailsPlainly = true }
         }
+        // Nothing decided yet, and no look has settled that the number fails the check.
+        func searching() -> Bool { best?.look.decided == nil && !evidence.numberFailsPlainly }
         func look(at card: Bitmap, detectorSide: Int? = nil) throws -> LearnedLook {
             var look = try lookLearned(at: card, learned: learned, detectorSide: detectorSide)
             if let decided = look.decided, let engines, let row = look.numberRow {
@@ -69,7 +86,7 @@ extension CardScanner {
             guard let card = hypothesis.makeCard() else { continue }
             let seen = try look(at: card)
             consider(seen, card: card, outline: hypothesis.outline)
-            if seen.decided != nil { break }
+            guard searching() else { break }
             guard hypothesis.outline == nil, zoomOn == nil else { continue }
             // The frame's text still slanted (a card in perspective, or turned where the frame
             // gave the levelling too little to go by): the frame turned by the detector's lines.
@@ -78,7 +95,7 @@ extension CardScanner {
                 let turned = card.rotated(degrees: -seen.slant, fill: UInt8(card.meanLevel.rounded()))
                 frame = (try look(at: turned), turned)
                 consider(frame.look, card: frame.card, outline: nil)
-                if frame.look.decided != nil { break }
+                guard searching() else { break }
             }
             if frame.look.mostDigits >= 6, let region = Self.textRegion(of: frame.look.rows, in: frame.card) {
                 zoomOn = (region, frame.card)
@@ -87,12 +104,12 @@ extension CardScanner {
         // The likeliest card again with the detector at a larger scale: its lines on an
         // embossed number split and end differently, and a group it lost at one scale it can
         // find at another.
-        if let seen = best, seen.look.decided == nil {
+        if let seen = best, searching() {
             consider(try look(at: seen.card, detectorSide: Self.secondDetectorSide), card: seen.card, outline: seen.outline)
         }
         // A card small in the frame, its outline not found, where the whole frame showed digits:
         // the part of the frame holding text, enlarged to the card's width, read again.
-        if best?.look.decided == nil, let zoomOn, let zoomed = Self.zoomed(on: zoomOn.region, in: zoomOn.frame) {
+        if searching(), let zoomOn, let zoomed = Self.zoomed(on: zoomOn.region, in: zoomOn.frame) {
             consider(try look(at: zoomed), card: zoomed, outline: nil)
         }
         // A card lying across the frame, its number running up or down: the whole frame a
@@ -100,7 +117,7 @@ extension CardScanner {
         // Upside-down digits can read as digits (a 6 as a 9, 4000…9995 as 5666…0007), so a
         // number counts only when the turns give no other number, and the half turn's
         // only when both networks read it as it is (or Tesseract agreed).
-        if best?.look.decided == nil {
+        if searching() {
             var turns: [(card: Bitmap, outline: CardLocator.Outline?, halfTurn: Bool)] = [1, 3].compactMap { turns in
                 Self.levelled(grey, quarterTurns: turns, deskewRange: Self.wideDeskew).map { ($0, nil, false) }
             }
@@ -130,7 +147,9 @@ extension CardScanner {
             let ballot = try learnedExpiry(on: best.card, learned: learned, into: &evidence)
             evidence.expiry = ballot.isSettled(votes: 2) ? ballot.leader : nil
         }
-        if evidence.decided != nil {
+        // The holder's name beside a number reported, or one both networks read plainly failing
+        // the check (a specimen, a misprint): offered with it to be corrected by hand.
+        if evidence.decided != nil || evidence.numberFailsPlainly {
             evidence.holder = try learnedHolder(on: best.card, learned: learned, into: &evidence)
         }
         return evidence
@@ -353,6 +372,7 @@ extension CardScanner {
                 let reading = PANDecoder.read(line, isolated: box != across)
                 rowCandidates += reading.candidates.map { $0.from(source) }
                 rowFailing += reading.failing
+                look.failingByReader[source, default: []] += reading.failing
             }
             // The card-digit network until its readings decide the row.
             var decided: PANCandidate?
@@ -369,6 +389,7 @@ extension CardScanner {
                 let reading = PANDecoder.read(line)
                 rowCandidates += reading.candidates.map { $0.from(.learned) }
                 rowFailing += reading.failing
+                look.failingByReader[.learned, default: []] += reading.failing
                 decided = decideLearned(rowCandidates, failing: rowFailing)
             }
             // PP-OCRv4's reader, on the crop where the card-digit network saw most digits: a
@@ -397,6 +418,13 @@ extension CardScanner {
     /// The least confidence (the weakest digit's probability) at which one reading of a row by
     /// one network is reported on its own.
     static let learnedAloneConfidence = 0.85
+
+    /// How sure of every digit each network must be of a whole number that fails the check for
+    /// the search to stop there (``LearnedLook/failsPlainly``). On cards-dev, the second
+    /// generator and the fixtures, no card read in the end came near: upside down or blurred,
+    /// the two networks' failing readings differ, or one of them is unsure of a digit (0.31 at
+    /// most).
+    static let plainFailureConfidence = 0.7
 
     /// How sure a reading that fails the check must be, as a share of the valid reading's
     /// confidence, to count against it.

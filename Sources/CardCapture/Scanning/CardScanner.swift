@@ -174,6 +174,9 @@ public struct CardScanner: Sendable {
                         evidence.expiry = Self.agreedExpiry(tesseract: tesseract, networks: networks)
                         return evidence
                     }
+                    // Both networks read a number that fails the check, plainly: Tesseract's
+                    // route could pass it only by misreading a digit.
+                    if evidence.numberFailsPlainly { return evidence }
                     var fallback = try read(bitmap, with: engines)
                     fallback.candidates += evidence.candidates
                     fallback.failing += evidence.failing
@@ -234,6 +237,9 @@ public struct CardScanner: Sendable {
         var numberBox: Box?
         /// The rows of text the learned engine's detector found on ``card``.
         var learnedRows: [LearnedRow] = []
+        /// Whether a look of the learned engine settled that the number fails the check
+        /// (``CardScanner/LearnedLook/failsPlainly``): no other way of reading the picture is tried.
+        var numberFailsPlainly = false
         /// The row where most whole numbers were read, valid or not, and how many: the number
         /// row even when no number on it can be reported.
         var wholeRow: (row: TextRow, count: Int)?
@@ -513,7 +519,8 @@ public struct CardScanner: Sendable {
             text.allSatisfy({ $0.isUppercase || $0 == " " || $0 == "." || $0 == "-" || $0 == "'" })
         else { return nil }
         let labels: Set<Substring> = [
-            "VALID", "THRU", "GOOD", "EXPIRES", "END", "FROM", "UNTIL", "EXPIRY", "MONTH/YEAR", "MEMBER", "SINCE",
+            "VALID", "THRU", "GOOD", "EXPIRES", "END", "FROM", "UNTIL", "EXPIRY", "MONTH/YEAR", "MONTH", "YEAR", "MEMBER",
+            "SINCE",
             // Brands' names, printed beside the holder's.
             "VISA", "MASTERCARD", "JCB", "MIR", "DISCOVER", "AMERICAN", "EXPRESS", "UNIONPAY", "DINERS", "MAESTRO",
             "DEBIT", "CREDIT",
