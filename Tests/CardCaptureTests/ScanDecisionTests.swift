@@ -118,4 +118,21 @@ struct ScanDecisionTests {
         let noise = LineBuilder.line(["4000", "1234", "5678", "9010"], confidence: 10)
         #expect(CardScanner.unverified(candidates: [], failing: Self.decoded([noise]).failing) == nil)
     }
+
+    @Test("readings tied in votes and confidence: a number that passes the check before one that fails it, then the first read, in every process")
+    func offerTies() {
+        // Dictionary order changes with each process's hashing seed: many numbers tied make
+        // a choice by it show within one run.
+        let numbers = (0..<8).map { index in ["4000", "1234", "5678", "90\(index)0"] }.filter { groups in
+            !PAN.luhnValid(groups.joined().utf8.map { $0 - 48 })
+        }
+        let failing = numbers.flatMap { Self.decoded([LineBuilder.line($0, confidence: 90)]).failing }
+        #expect(CardScanner.unverified(candidates: [], failing: failing)?.revealed == numbers[0].joined())
+        #expect(CardScanner.unverified(candidates: [], failing: failing.reversed())?.revealed == numbers.last?.joined())
+        // 6226 6604 0164 5334 passes the check, read as weakly as a shorter failing reading.
+        let valid = LineBuilder.line(["6226", "6604", "0164", "5334"], confidence: 90, lowConfidence: [5: 60])
+        let (candidates, validFailing) = Self.decoded([valid])
+        let offer = CardScanner.unverified(candidates: candidates, failing: validFailing + failing.map { .init(digits: $0.digits, confidence: 0.6) })
+        #expect(offer?.revealed == "6226660401645334")
+    }
 }

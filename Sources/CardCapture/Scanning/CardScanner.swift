@@ -609,17 +609,22 @@ public struct CardScanner: Sendable {
     /// choices only, never repaired) that most readings agree on, then the strongest. Valid
     /// numbers too weak to report count as `low_confidence`; the rest fail the check digit.
     static func unverified(candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> UnverifiedNumber? {
-        var tally: [[UInt8]: (votes: Int, confidence: Double)] = [:]
+        var tally: [[UInt8]: (votes: Int, confidence: Double, first: Int)] = [:]
         let readings =
             candidates.filter { $0.substitutions == 0 && $0.groupingMatches }
             .map { PANDecoder.NumberReading(digits: $0.pan.revealed.utf8.map { $0 - 48 }, confidence: $0.confidence) }
             + failing
-        for reading in readings where reading.confidence >= minimumUnverifiedConfidence {
-            let entry = tally[reading.digits] ?? (0, 0)
-            tally[reading.digits] = (entry.votes + 1, max(entry.confidence, reading.confidence))
+        for (index, reading) in readings.enumerated() where reading.confidence >= minimumUnverifiedConfidence {
+            let entry = tally[reading.digits] ?? (0, 0, index)
+            tally[reading.digits] = (entry.votes + 1, max(entry.confidence, reading.confidence), entry.first)
         }
-        guard let best = tally.max(by: { ($0.value.votes, $0.value.confidence) < ($1.value.votes, $1.value.confidence) })
-        else { return nil }
+        // Most votes, then the surest; on a tie, a number that passes the check before one that
+        // fails it, then the first read: never the dictionary's order, which changes from one
+        // process to the next.
+        func rank(_ entry: (key: [UInt8], value: (votes: Int, confidence: Double, first: Int))) -> (Int, Double, Int, Int) {
+            (entry.value.votes, entry.value.confidence, PAN.luhnValid(entry.key) ? 1 : 0, -entry.value.first)
+        }
+        guard let best = tally.max(by: { rank($0) < rank($1) }) else { return nil }
         let reason: UnverifiedNumber.Reason = PAN.luhnValid(best.key) ? .lowConfidence : .checkDigit
         return UnverifiedNumber(digits: best.key, reason: reason, confidence: best.value.confidence)
     }
