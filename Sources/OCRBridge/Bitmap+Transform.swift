@@ -49,15 +49,44 @@ extension Bitmap {
         if width >= 2 * newWidth && height >= 2 * newHeight && width >= 2 && height >= 2 {
             return halved().scaled(toWidth: newWidth, height: newHeight)
         }
-        let scaleX = Double(width) / Double(newWidth)
-        let scaleY = Double(height) / Double(newHeight)
-        let maxX = Double(width - 1)
-        let maxY = Double(height - 1)
-        return resampled(width: newWidth, height: newHeight, fill: 0) { x, y in
-            (
-                min(maxX, max(0, (Double(x) + 0.5) * scaleX - 0.5)),
-                min(maxY, max(0, (Double(y) + 0.5) * scaleY - 0.5))
-            )
+        // Bilinear, as ``resampled(width:height:fill:source:)`` would sample it, with each
+        // column's and row's source positions worked out once instead of at every pixel: the
+        // same pixels, several times faster (the recognizers scale every line they read).
+        let columns = Self.samplePositions(count: newWidth, scale: Double(width) / Double(newWidth), limit: width)
+        let rows = Self.samplePositions(count: newHeight, scale: Double(height) / Double(newHeight), limit: height)
+        let channels = format.channels
+        var out = [UInt8](repeating: 0, count: newWidth * newHeight * channels)
+        pixels.withUnsafeBufferPointer { pixels in
+            out.withUnsafeMutableBufferPointer { target in
+                for (targetY, row) in rows.enumerated() {
+                    let upper = row.first * width
+                    let lower = row.second * width
+                    for (targetX, column) in columns.enumerated() {
+                        let base = (targetY * newWidth + targetX) * channels
+                        for channel in 0..<channels {
+                            let p00 = Double(pixels[(upper + column.first) * channels + channel])
+                            let p01 = Double(pixels[(upper + column.second) * channels + channel])
+                            let p10 = Double(pixels[(lower + column.first) * channels + channel])
+                            let p11 = Double(pixels[(lower + column.second) * channels + channel])
+                            let top = p00 + (p01 - p00) * column.fraction
+                            let bottom = p10 + (p11 - p10) * column.fraction
+                            target[base + channel] = UInt8(max(0, min(255, (top + (bottom - top) * row.fraction).rounded())))
+                        }
+                    }
+                }
+            }
+        }
+        return Bitmap(width: newWidth, height: newHeight, format: format, pixels: out)
+    }
+
+    /// Where each of `count` target pixels along one axis samples a source of `limit` pixels
+    /// (centres aligned, clamped to the edge): the two source pixels and the second's weight.
+    static func samplePositions(count: Int, scale: Double, limit: Int) -> [(first: Int, second: Int, fraction: Double)] {
+        let last = Double(limit - 1)
+        return (0..<count).map { index in
+            let position = min(last, max(0, (Double(index) + 0.5) * scale - 0.5))
+            let first = Int(position)
+            return (first, min(first + 1, limit - 1), position - Double(first))
         }
     }
 

@@ -36,6 +36,26 @@ struct BitmapResamplingTests {
         #expect(bitmap.halved().pixels == [100, 200])
     }
 
+    @Test("scaling samples each pixel bilinearly, centres aligned, exactly as resampling by the same mapping does")
+    func scaleIsBilinear() {
+        var generator = SystemRandomNumberGenerator()
+        for (format, width, height, newWidth, newHeight) in [
+            (Bitmap.Format.grey8, 37, 23, 61, 17), (.grey8, 90, 48, 50, 30), (.rgb8, 19, 11, 33, 20), (.grey8, 1, 7, 5, 3),
+        ] {
+            let pixels = (0..<(width * height * format.channels)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let bitmap = Bitmap(width: width, height: height, format: format, pixels: pixels)
+            let scaleX = Double(width) / Double(newWidth)
+            let scaleY = Double(height) / Double(newHeight)
+            let expected = bitmap.resampled(width: newWidth, height: newHeight, fill: 0) { x, y in
+                (
+                    min(Double(width - 1), max(0, (Double(x) + 0.5) * scaleX - 0.5)),
+                    min(Double(height - 1), max(0, (Double(y) + 0.5) * scaleY - 0.5))
+                )
+            }
+            #expect(bitmap.scaled(toWidth: newWidth, height: newHeight) == expected)
+        }
+    }
+
     @Test("a large shrink averages instead of skipping pixels")
     func shrink() {
         // A fine checkerboard must shrink to mid grey, not to black or white.
