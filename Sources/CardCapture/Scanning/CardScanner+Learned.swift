@@ -423,7 +423,7 @@ extension CardScanner {
     /// the search to stop there (``LearnedLook/failsPlainly``). On cards-dev, the second
     /// generator and the fixtures, no card read in the end came near: upside down or blurred,
     /// the two networks' failing readings differ, or one of them is unsure of a digit (0.31 at
-    /// most).
+    /// most), except on guail_10, where the same look also read its valid number as it is.
     static let plainFailureConfidence = 0.7
 
     /// How sure a reading that fails the check must be, as a share of the valid reading's
