@@ -27,6 +27,8 @@ static struct {
     __typeof__(&ov_core_compile_model) core_compile_model;
     __typeof__(&ov_model_free) model_free;
     __typeof__(&ov_compiled_model_free) compiled_model_free;
+    __typeof__(&ov_compiled_model_get_property) compiled_model_get_property;
+    __typeof__(&ov_free) free_string;
     __typeof__(&ov_compiled_model_create_infer_request) create_infer_request;
     __typeof__(&ov_infer_request_free) infer_request_free;
     __typeof__(&ov_infer_request_set_input_tensor_by_index) set_input_tensor;
@@ -90,6 +92,8 @@ static int load_locked(const char *library_dir) {
     LOOK_UP(core_compile_model, ov_core_compile_model);
     LOOK_UP(model_free, ov_model_free);
     LOOK_UP(compiled_model_free, ov_compiled_model_free);
+    LOOK_UP(compiled_model_get_property, ov_compiled_model_get_property);
+    LOOK_UP(free_string, ov_free);
     LOOK_UP(create_infer_request, ov_compiled_model_create_infer_request);
     LOOK_UP(infer_request_free, ov_infer_request_free);
     LOOK_UP(set_input_tensor, ov_infer_request_set_input_tensor_by_index);
@@ -142,12 +146,17 @@ covino_model *covino_model_compile(const char *path, int threads, const char *ca
     snprintf(thread_count, sizeof thread_count, "%d", threads > 0 ? threads : 0);
     ov_compiled_model_t *compiled = NULL;
     // One stream, latency first: the scanner runs one request per worker, each on its own thread.
+    // 32-bit floats on every CPU: where the CPU has AMX or AVX-512 BF16, the plugin would
+    // otherwise infer in bfloat16, and a picture would read differently from one machine to the
+    // next (on cards-dev, one digit dropped from a number that then passed the check).
     if (cache_dir != NULL && cache_dir[0] != '\0') {
-        status = api.core_compile_model(core, model, "CPU", 8, &compiled, "INFERENCE_NUM_THREADS", thread_count,
-                                        "NUM_STREAMS", "1", "PERFORMANCE_HINT", "LATENCY", "CACHE_DIR", cache_dir);
+        status = api.core_compile_model(core, model, "CPU", 10, &compiled, "INFERENCE_NUM_THREADS", thread_count,
+                                        "NUM_STREAMS", "1", "PERFORMANCE_HINT", "LATENCY", "INFERENCE_PRECISION_HINT",
+                                        "f32", "CACHE_DIR", cache_dir);
     } else {
-        status = api.core_compile_model(core, model, "CPU", 6, &compiled, "INFERENCE_NUM_THREADS", thread_count,
-                                        "NUM_STREAMS", "1", "PERFORMANCE_HINT", "LATENCY");
+        status = api.core_compile_model(core, model, "CPU", 8, &compiled, "INFERENCE_NUM_THREADS", thread_count,
+                                        "NUM_STREAMS", "1", "PERFORMANCE_HINT", "LATENCY", "INFERENCE_PRECISION_HINT",
+                                        "f32");
     }
     api.model_free(model);
     if (status != OK) {
@@ -162,6 +171,23 @@ covino_model *covino_model_compile(const char *path, int threads, const char *ca
     }
     result->compiled = compiled;
     return result;
+}
+
+int covino_model_property(covino_model *model, const char *key, char *value, size_t capacity, char *message,
+                          size_t message_capacity) {
+    if (model == NULL) {
+        say(message, message_capacity, "no model");
+        return -1;
+    }
+    char *read = NULL;
+    ov_status_e status = api.compiled_model_get_property(model->compiled, key, &read);
+    if (status != OK || read == NULL) {
+        say_status(message, message_capacity, "the compiled model's property could not be read", status);
+        return -1;
+    }
+    say(value, capacity, read);
+    api.free_string(read);
+    return 0;
 }
 
 void covino_model_free(covino_model *model) {
@@ -282,6 +308,15 @@ covino_model *covino_model_compile(const char *path, int threads, const char *ca
     (void)cache_dir;
     say(message, capacity, no_headers);
     return NULL;
+}
+
+int covino_model_property(covino_model *model, const char *key, char *value, size_t capacity, char *message,
+                          size_t message_capacity) {
+    (void)model;
+    (void)key;
+    say(value, capacity, "");
+    say(message, message_capacity, no_headers);
+    return -1;
 }
 
 void covino_model_free(covino_model *model) { (void)model; }

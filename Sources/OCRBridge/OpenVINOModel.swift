@@ -56,6 +56,17 @@ public final class OpenVINOModel: @unchecked Sendable {
         covino_model_free(handle)
     }
 
+    /// One of the compiled model's properties as OpenVINO reports it: `INFERENCE_PRECISION_HINT`
+    /// ("f32" on every CPU, see COpenVINO.c), `INFERENCE_NUM_THREADS`, ...
+    public func property(_ key: String) throws(OCRError) -> String {
+        var value = [CChar](repeating: 0, count: 256)
+        var message = [CChar](repeating: 0, count: 512)
+        guard covino_model_property(handle, key, &value, value.count, &message, message.count) == 0 else {
+            throw OCRError(.engineInitFailed, "OpenVINO could not say \(key) of \(path): \(Self.text(message))")
+        }
+        return Self.text(value)
+    }
+
     /// The text in a C message buffer, up to its NUL.
     static func text(_ message: [CChar]) -> String {
         String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -57,6 +57,16 @@ struct LineRecognizerTests {
         #expect(texts == Array(repeating: "4111 1111 1111 1111", count: 6))
     }
 
+    @Test("every model infers in 32-bit floats, whatever the CPU offers (bfloat16 read differently)")
+    func precision() throws {
+        for path in [LearnedModels.recognizerPath, LearnedModels.detectorPath, LearnedModels.cardDigitsPath] {
+            let model = try OpenVINOModel(contentsOf: path)
+            #expect(try model.property("INFERENCE_PRECISION_HINT") == "f32", "\(path)")
+            #expect(try model.property("INFERENCE_NUM_THREADS") == "1", "\(path)")
+        }
+        #expect(throws: OCRError.self) { try OpenVINOModel(contentsOf: LearnedModels.recognizerPath).property("NO_SUCH_PROPERTY") }
+    }
+
     @Test("a missing model file is a clear error naming the set-up, not a crash")
     func missingModel() {
         let configuration = LineRecognizer.Configuration(modelPath: "/nonexistent/rec.onnx")

@@ -30,6 +30,11 @@ int covino_load_runtime(const char *library_dir, char *message, size_t capacity)
 covino_model *covino_model_compile(const char *path, int threads, const char *cache_dir, char *message,
                                    size_t capacity);
 
+/// Copies a compiled model's property `key` (INFERENCE_PRECISION_HINT, INFERENCE_NUM_THREADS, ...)
+/// into `value`, NUL-terminated and truncated to fit. 0 on success.
+int covino_model_property(covino_model *model, const char *key, char *value, size_t capacity, char *message,
+                          size_t message_capacity);
+
 /// Releases a compiled model. Its requests must have been freed.
 void covino_model_free(covino_model *model);
 
