@@ -63,13 +63,16 @@ extension CardScanner {
         let grey = bitmap.grey()
         var evidence = Evidence()
         var best: (look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?)?
-        func consider(_ look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?) {
+        // The best look that is not a half turn: the one Tesseract's route may read after.
+        var upright: (seen: Int, card: Bitmap, outline: CardLocator.Outline?)?
+        func consider(_ look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?, halfTurn: Bool = false) {
             evidence.candidates += look.candidates
             evidence.failing += look.failing
             let seen = look.candidates.count + look.failing.count
             if look.decided != nil || best == nil || seen > (best!.look.candidates.count + best!.look.failing.count) {
                 best = (look, card, outline)
             }
+            if !halfTurn, upright == nil || seen > upright!.seen { upright = (seen, card, outline) }
             if look.failsPlainly { evidence.numberFailsPlainly = true }
         }
         // Nothing decided yet, and no look has settled that the number fails the check.
@@ -139,10 +142,11 @@ extension CardScanner {
             let first = looks.firstIndex { $0.decided != nil }
             for (index, (turn, var seen)) in zip(turns, looks).enumerated() {
                 if decidedNumbers.count > 1 || index != first { seen.decided = nil }
-                consider(seen, card: turn.card, outline: turn.outline)
+                consider(seen, card: turn.card, outline: turn.outline, halfTurn: turn.halfTurn)
             }
         }
         guard let best else { return evidence }
+        evidence.uprightCard = upright.map { ($0.card, $0.outline) }
         evidence.decided = best.look.decided
         evidence.card = best.card
         evidence.outline = best.outline
