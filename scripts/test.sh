@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `make test`, after `make deps` and the lint: every test. The packages only the tests need
+# (Chromium, its driver, Selenium: scripts/install-deps.sh test-only) are installed beside the
+# Swift build rather than before it: on a new machine that is a minute of downloading and
+# unpacking, and the build keeps both cores busy for ten.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-swift}
+mkdir -p .build
+extras_log=.build/test-deps.log
+bash scripts/install-deps.sh test-only >"$extras_log" 2>&1 &
+extras=$!
+
+SWIFT=$SWIFT bash scripts/swift-tests.sh
+swift_status=$?
+wait "$extras"
+extras_status=$?
+echo "---- the test-only packages (scripts/install-deps.sh test-only):"
+cat "$extras_log"
+if [ "$swift_status" -ne 0 ]; then exit 1; fi
+if [ "$extras_status" -ne 0 ]; then
+    echo "the test-only packages could not be installed (above)" >&2
+    exit 1
+fi
+
+set -e
+# kill -9 while charging, restart, retry: nothing stuck, orphaned or charged twice.
+python3 scripts/crash-test.py --cli .build/debug/capture-cli
+# The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
+# cancel; screenshots in test-artifacts/browser.
+python3 scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser
+# The C bridges again under AddressSanitizer (leaks included): scripts/asan is a package of
+# OCRBridge and its tests alone, so the sanitized build leaves out the server's libraries.
+cd scripts/asan && $SWIFT test --disable-xctest --sanitize=address --scratch-path ../../.build-asan
