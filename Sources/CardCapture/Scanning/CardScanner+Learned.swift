@@ -4,7 +4,7 @@ import OCRBridge
 ///
 /// 1. **Locate**: each way the card may lie (``CardScanner/hypotheses(for:)``: the best card
 ///    outlines straightened, the whole frame levelled, turned again by the detector's lines
-///    where they still slant; then the frame's text enlarged, the
+///    where they still slant; then the frame's text enlarged, and levelled where it slants; the
 ///    frame turned a quarter either way and the likeliest card turned half round) goes to the
 ///    text detector, and the lines it finds on one row of the card are joined into that row's
 ///    box: the detector often splits an embossed number into pieces, and a number is read
