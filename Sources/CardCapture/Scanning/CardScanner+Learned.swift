@@ -64,7 +64,7 @@ extension CardScanner {
         var evidence = Evidence()
         var best: (look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?)?
         // The best look that is not a half turn: the one Tesseract's route may read after.
-        var upright: (seen: Int, card: Bitmap, outline: CardLocator.Outline?)?
+        var upright: (seen: Int, hypothesis: Hypothesis)?
         func consider(_ look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?, halfTurn: Bool = false) {
             evidence.candidates += look.candidates
             evidence.failing += look.failing
@@ -72,7 +72,9 @@ extension CardScanner {
             if look.decided != nil || best == nil || seen > (best!.look.candidates.count + best!.look.failing.count) {
                 best = (look, card, outline)
             }
-            if !halfTurn, upright == nil || seen > upright!.seen { upright = (seen, card, outline) }
+            if !halfTurn, upright == nil || seen > upright!.seen {
+                upright = (seen, Hypothesis(outline: outline, quarterTurns: 0) { card })
+            }
             if look.failsPlainly { evidence.numberFailsPlainly = true }
         }
         // Nothing decided yet, and no look has settled that the number fails the check.
@@ -94,8 +96,7 @@ extension CardScanner {
             // The frame's text still slanted (a card in perspective, or turned where the frame
             // gave the levelling too little to go by): the frame turned by the detector's lines.
             var frame = (look: seen, card: card)
-            if abs(seen.slant) >= Self.minimumSlant {
-                let turned = card.rotated(degrees: -seen.slant, fill: UInt8(card.meanLevel.rounded()))
+            if let turned = Self.levelled(card, as: seen) {
                 frame = (try look(at: turned), turned)
                 consider(frame.look, card: frame.card, outline: nil)
                 guard searching() else { break }
@@ -117,8 +118,7 @@ extension CardScanner {
             consider(seen, card: zoomed, outline: nil)
             // Enlarged, a card in perspective shows how far its text slants (on the whole
             // frame the ground's lines outvote it): turned level and read again.
-            if searching(), abs(seen.slant) >= Self.minimumSlant {
-                let turned = zoomed.rotated(degrees: -seen.slant, fill: UInt8(zoomed.meanLevel.rounded()))
+            if searching(), let turned = Self.levelled(zoomed, as: seen) {
                 consider(try look(at: turned), card: turned, outline: nil)
             }
         }
@@ -146,7 +146,7 @@ extension CardScanner {
             }
         }
         guard let best else { return evidence }
-        evidence.uprightCard = upright.map { ($0.card, $0.outline) }
+        evidence.uprightCard = upright?.hypothesis
         evidence.decided = best.look.decided
         evidence.card = best.card
         evidence.outline = best.outline
@@ -501,6 +501,13 @@ extension CardScanner {
     /// 2 degrees rise by half the height of its digits, and a line recognizer reading a crop that
     /// slants that much misreads or drops digits (4 degrees left cards in perspective unread).
     static let minimumSlant = 2.0
+
+    /// `card` turned by the slant of the text a look at it found, where that is
+    /// ``minimumSlant`` or more; nil where it is level enough.
+    static func levelled(_ card: Bitmap, as look: LearnedLook) -> Bitmap? {
+        guard abs(look.slant) >= minimumSlant else { return nil }
+        return card.rotated(degrees: -look.slant, fill: UInt8(card.meanLevel.rounded()))
+    }
 
     /// Where a card's text lies on the whole frame: the detector's lines (those narrower than
     /// three fifths of the frame: a line across it is the ground's pattern), enclosed, with a

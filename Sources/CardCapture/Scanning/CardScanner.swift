@@ -245,7 +245,7 @@ public struct CardScanner: Sendable {
         var numberFailsPlainly = false
         /// The learned route's likeliest card that is not turned half round (where it found
         /// one): the only one Tesseract's route reads after it.
-        var uprightCard: (card: Bitmap, outline: CardLocator.Outline?)?
+        var uprightCard: Hypothesis?
         /// The row where most whole numbers were read, valid or not, and how many: the number
         /// row even when no number on it can be reported.
         var wholeRow: (row: TextRow, count: Int)?
@@ -342,14 +342,14 @@ public struct CardScanner: Sendable {
     }
 
     /// Tesseract's route through a picture: every way it may lie (``hypotheses(for:wholeAsItLies:)``),
-    /// or only the `card` given, straightened already.
-    func read(_ bitmap: Bitmap, with engines: Engines, only card: (card: Bitmap, outline: CardLocator.Outline?)? = nil) throws -> Evidence {
+    /// or only the one given (a card straightened already).
+    func read(_ bitmap: Bitmap, with engines: Engines, only hypothesis: Hypothesis? = nil) throws -> Evidence {
         let grey = bitmap.grey()
         var evidence = Evidence()
         var chosen: (evidence: Evidence, row: TextRow?)?
         var glanced: [(hypothesis: Hypothesis, card: Bitmap, digits: Int)] = []
         // A first look at each way the card may lie, until one gives a number.
-        let all = card.map { card in [Hypothesis(outline: card.outline, quarterTurns: 0) { card.card }] } ?? hypotheses(for: grey)
+        let all = hypothesis.map { [$0] } ?? hypotheses(for: grey)
         // The two turns of a card held in portrait share a place: each is the other's partner.
         let places = Dictionary(grouping: all, by: \.place)
         for hypothesis in all {
