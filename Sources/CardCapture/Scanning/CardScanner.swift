@@ -180,7 +180,10 @@ public struct CardScanner: Sendable {
                     // Tesseract's route on the networks' likeliest upright card alone, not on every
                     // way the picture may lie again: on the three sets it found one number the
                     // networks missed (in 54 pictures), on that card, at a quarter less time.
-                    var fallback = try read(bitmap, with: engines, only: evidence.uprightCard)
+                    // Where it reads no number it reads no date either: the networks' date
+                    // (two votes) stands. Tesseract's strip under a number it did not find gave
+                    // only wrong dates there (a card's back read as 11/2011, eight of eight).
+                    var fallback = try read(bitmap, with: engines, only: evidence.uprightCard, datesWithoutNumber: false)
                     fallback.candidates += evidence.candidates
                     fallback.failing += evidence.failing
                     if fallback.expiry == nil { fallback.expiry = evidence.expiry }
@@ -343,7 +346,11 @@ public struct CardScanner: Sendable {
 
     /// Tesseract's route through a picture: every way it may lie (``hypotheses(for:wholeAsItLies:)``),
     /// or only the one given (a card straightened already).
-    func read(_ bitmap: Bitmap, with engines: Engines, only hypothesis: Hypothesis? = nil) throws -> Evidence {
+    ///
+    /// - Parameter datesWithoutNumber: whether the strip under the likeliest row is read for a
+    ///   date (and the rows under it for a name) where no number was decided; false where
+    ///   another route's date stands in its place.
+    func read(_ bitmap: Bitmap, with engines: Engines, only hypothesis: Hypothesis? = nil, datesWithoutNumber: Bool = true) throws -> Evidence {
         let grey = bitmap.grey()
         var evidence = Evidence()
         var chosen: (evidence: Evidence, row: TextRow?)?
@@ -403,6 +410,7 @@ public struct CardScanner: Sendable {
         evidence.outline = chosen?.evidence.outline
         evidence.card = card
         evidence.rows = chosen?.evidence.rows ?? []
+        if evidence.decided == nil, !datesWithoutNumber { return evidence }
         let numberRow = chosen?.row ?? chosen?.evidence.wholeRow?.row
 
         // The expiry sits right under the number (with its label), the name under that.
