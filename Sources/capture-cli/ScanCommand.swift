@@ -18,10 +18,11 @@ enum EngineOption: String, ExpressibleByArgument, CaseIterable {
     /// A scanner reading with these engines, its inferences using the cores that `workers`
     /// scans at once leave; a missing engine is said on standard error and ends the command
     /// with status 2.
-    func makeScanner(workers: Int) throws -> CardScanner {
+    /// - Parameter timeBudget: ``CardScanner/Configuration/timeBudget``.
+    func makeScanner(workers: Int, timeBudget: Duration? = nil) throws -> CardScanner {
         do {
             let threads = max(1, Terminal.coreCount / max(1, workers))
-            return try CardScanner(configuration: .init(engine: engine), inferenceThreads: threads)
+            return try CardScanner(configuration: .init(engine: engine, timeBudget: timeBudget), inferenceThreads: threads)
         } catch {
             Terminal.writeError("capture-cli: \(error.message)")
             throw ExitCode(2)
@@ -80,15 +81,27 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "Which engines read the number: learned (OpenVINO), tesseract (needs no model files) or both.")
     var engine: EngineOption = .both
 
+    @Option(
+        name: .customLong("time-budget"),
+        help: ArgumentHelp(
+            "Milliseconds a scan may search for the number before it answers with what it has (default: no limit).",
+            discussion:
+                "Once spent, no further way of seeing the picture is tried; the first look is read whole and a number found still has its date read, so a scan runs over (by two seconds on a picture full of text). Fewer cards are read: the README gives the trade.",
+            valueName: "ms"
+        )
+    )
+    var timeBudget: Int?
+
     func validate() throws {
         if images.isEmpty { throw ValidationError("give at least one PNG image to scan") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let timeBudget, timeBudget < 0 { throw ValidationError("--time-budget is milliseconds, 0 or more, for example 400") }
         if !(0...1).contains(sureConfidence) { throw ValidationError("--sure-confidence must be between 0 and 1, for example 0.9") }
     }
 
     func run() async throws {
         let workers = min(jobs ?? Terminal.coreCount, images.count)
-        let scanner = try engine.makeScanner(workers: workers)
+        let scanner = try engine.makeScanner(workers: workers, timeBudget: timeBudget.map { .milliseconds($0) })
         if let debugDirectory {
             do {
                 try FileManager.default.createDirectory(atPath: debugDirectory, withIntermediateDirectories: true)

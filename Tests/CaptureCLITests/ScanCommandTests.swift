@@ -64,5 +64,7 @@ struct ScanCommandTests {
     func usage() throws {
         #expect(try CLIRunner.run(["scan"]).status == 2)
         #expect(try CLIRunner.run(["scan", "--jobs", "0", "x.png"]).status == 2)
+        let negative = try CLIRunner.run(["scan", "--time-budget=-5", "x.png"])
+        #expect(negative.status == 2 && negative.stderr.contains("--time-budget is milliseconds, 0 or more"))
     }
 }

@@ -85,6 +85,28 @@ struct FixtureScanTests {
         }
     }
 
+    @Test("a spent time budget ends the search after the first way of seeing the picture, and the first is finished")
+    func timeBudget() async throws {
+        let entries = try FixtureManifest.load(folder: Self.folder)
+        // A budget of nothing is spent before the scan starts: what it reads is what the first
+        // look decides, whatever the clock does.
+        let hurried = try CardScanner(configuration: .init(timeBudget: .zero))
+        for file in ["t000-flat-visa.png", "t002-flat-amex.png"] {
+            let entry = try #require(entries.first { $0.file == file })
+            let upright = try PNGDecoder().decode(contentsOf: "\(Self.folder)/\(file)")
+            let first = try await onOwnThread { try hurried.scan(upright) }
+            #expect(first.status == .found, "\(file) upright, budget spent")
+            #expect(first.pan?.revealed == entry.pan, "\(file) upright, budget spent")
+            let date = first.expiry.map { [$0.month, $0.year] }
+            #expect(date == [entry.month, entry.year].compactMap { $0 }, "\(file): the number's date is still read")
+            // Upside down, the card is found only by the half turn, the last way tried (the
+            // test above reads it without a budget).
+            let late = try await onOwnThread { try hurried.scan(upright.turned(quarterTurns: 2)) }
+            #expect(late.status == .notFound, "\(file) upside down, budget spent: \(late.status)")
+            #expect(late.pan == nil)
+        }
+    }
+
     @Test("a broken image is an error, not a crash or a result")
     func broken() throws {
         let scanner = try CardScanner()

@@ -58,8 +58,14 @@ extension CardScanner {
         }
     }
 
-    /// Reads `bitmap` with the learned engine, Tesseract checking its number when `engines` is given.
-    func readLearned(_ bitmap: Bitmap, learned: LearnedEngine, checkingWith engines: Engines?) throws -> Evidence {
+    /// Reads `bitmap` with the learned engine, Tesseract checking its number when `engines` is
+    /// given; no look is started after the first once `search` is over.
+    func readLearned(
+        _ bitmap: Bitmap,
+        learned: LearnedEngine,
+        checkingWith engines: Engines?,
+        search: Search
+    ) throws -> Evidence {
         let grey = bitmap.grey()
         var evidence = Evidence()
         var best: (look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?)?
@@ -77,10 +83,16 @@ extension CardScanner {
             }
             if look.failsPlainly { evidence.numberFailsPlainly = true }
         }
-        // Nothing decided yet, and no look has settled that the number fails the check.
-        func searching() -> Bool { best?.look.decided == nil && !evidence.numberFailsPlainly }
+        // Nothing decided yet, no look has settled that the number fails the check, and the
+        // time budget lasts.
+        func searching() -> Bool { best?.look.decided == nil && !evidence.numberFailsPlainly && !search.isOver }
+        // The first look reads every row whatever the time budget: a budget spent reads what
+        // it decides. Later looks stop at the budget between rows.
+        var firstLook = true
         func look(at card: Bitmap, detectorSide: Int? = nil) throws -> LearnedLook {
-            var look = try lookLearned(at: card, learned: learned, detectorSide: detectorSide)
+            let bound = firstLook ? Search(deadline: nil) : search
+            firstLook = false
+            var look = try lookLearned(at: card, learned: learned, detectorSide: detectorSide, search: bound)
             if let decided = look.decided, let engines, let row = look.numberRow {
                 look.decided = try checked(decided, on: card, row: row, with: engines, look: &look)
             }
@@ -339,8 +351,9 @@ extension CardScanner {
         }
     }
 
-    /// Locates and reads the number rows of one straightened card.
-    func lookLearned(at card: Bitmap, learned: LearnedEngine, detectorSide: Int? = nil) throws -> LearnedLook {
+    /// Locates and reads the number rows of one straightened card, the widest first; once
+    /// `search` is over, no row after the first.
+    func lookLearned(at card: Bitmap, learned: LearnedEngine, detectorSide: Int? = nil, search: Search) throws -> LearnedLook {
         var look = LearnedLook()
         let regions = try learned.detector.detect(card, maximumSide: detectorSide)
         look.rows = Self.rows(of: regions.map(\.box))
@@ -353,7 +366,10 @@ extension CardScanner {
         // rows above it (a chip's edge, a bank's name, a logo) read as digits by the card-digit
         // network cost as many readings each as the number itself.
         let bandRows = look.rows.filter { band.contains($0.box.midY) && $0.box.width * 2 >= $0.box.height * 3 }
-        for row in bandRows.sorted(by: { $0.box.width > $1.box.width }) {
+        for (index, row) in bandRows.sorted(by: { $0.box.width > $1.box.width }).enumerated() {
+            // A picture full of text (a receipt, a letter) has dozens of rows: the time budget
+            // is not outrun by more than one of them.
+            if index > 0, search.isOver { break }
             var rowCandidates: [PANCandidate] = []
             var rowFailing: [PANDecoder.NumberReading] = []
             // The detector often stops short of an embossed number's first or last digit, or

@@ -34,19 +34,30 @@ public struct CardScanner: Sendable {
         public var lineHeight: Int
         /// Which engines read the number.
         public var engine: Engine
+        /// How long the search for the number may go on, from the scan's start (decoding
+        /// included), or nil for no limit. Once it is spent no further way of seeing the
+        /// picture is tried (another outline, a turn, Tesseract's own route, its date strip) and
+        /// a look under way reads no further row: the answer is what was decided so far, often
+        /// `not_found`. The first look is read whole, whatever the budget, and a number decided
+        /// still has its date and name read, so a scan outlasts its budget by that much (a
+        /// receipt's many rows took 2 s at a budget of zero). For a live camera, or a checkout
+        /// that would rather ask again than wait.
+        public var timeBudget: Duration?
 
         public init(
             limits: PNGDecoder.Limits = .init(),
             minimumConfidence: Double = 0.70,
             minimumAgreedConfidence: Double = 0.55,
             lineHeight: Int = 36,
-            engine: Engine = .both
+            engine: Engine = .both,
+            timeBudget: Duration? = nil
         ) {
             self.limits = limits
             self.minimumConfidence = minimumConfidence
             self.minimumAgreedConfidence = minimumAgreedConfidence
             self.lineHeight = lineHeight
             self.engine = engine
+            self.timeBudget = timeBudget
         }
     }
 
@@ -104,6 +115,19 @@ public struct CardScanner: Sendable {
         let digits: TesseractEngine
         /// Debian's English model.
         let english: TesseractEngine
+        /// The scan's time budget.
+        let search: Search
+    }
+
+    /// When a scan stops trying new ways of seeing the picture (``Configuration/timeBudget``).
+    struct Search {
+        let deadline: ContinuousClock.Instant?
+
+        /// Whether the budget is spent: no further look is started.
+        var isOver: Bool {
+            guard let deadline else { return false }
+            return ContinuousClock.now >= deadline
+        }
     }
 
     /// Decodes and scans a PNG file.
@@ -142,14 +166,15 @@ public struct CardScanner: Sendable {
     }
 
     private func scanWithEvidence(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> (result: ScanResult, evidence: Evidence) {
+        let search = Search(deadline: configuration.timeBudget.map { start + $0 })
         let evidence = try pool.withEngine { english in
             try digitPool.withEngine { digits in
-                let engines = Engines(digits: digits, english: english)
+                let engines = Engines(digits: digits, english: english, search: search)
                 switch (configuration.engine, learned) {
                 case (.learned, let learned?):
-                    return try readLearned(bitmap, learned: learned, checkingWith: nil)
+                    return try readLearned(bitmap, learned: learned, checkingWith: nil, search: search)
                 case (.both, let learned?):
-                    var evidence = try readLearned(bitmap, learned: learned, checkingWith: engines)
+                    var evidence = try readLearned(bitmap, learned: learned, checkingWith: engines, search: search)
                     if evidence.decided != nil {
                         // The date: the networks' reading of the rows below the number; where
                         // they do not settle it, Tesseract's reading of the strip under the
@@ -159,7 +184,9 @@ public struct CardScanner: Sendable {
                         guard let card = evidence.card else { return evidence }
                         let networks = try learnedExpiry(on: card, learned: learned, into: &evidence)
                         var tesseract = ExpiryBallot()
-                        if let box = evidence.numberBox, !networks.isSettled(votes: 2) {
+                        // Tesseract's strip is a second way to the date: not started once the
+                        // time budget is spent.
+                        if let box = evidence.numberBox, !networks.isSettled(votes: 2), !search.isOver {
                             // The detector's box stands a little beyond the digits.
                             let digitHeight = box.height * 3 / 4
                             tesseract = try readExpiry(
@@ -177,6 +204,8 @@ public struct CardScanner: Sendable {
                     // Both networks read a number that fails the check, plainly: Tesseract's
                     // route could pass it only by misreading a digit.
                     if evidence.numberFailsPlainly { return evidence }
+                    // The time budget spent: no second route.
+                    if search.isOver { return evidence }
                     // Tesseract's route on the networks' likeliest upright card alone, not on every
                     // way the picture may lie again: on the three sets it found one number the
                     // networks missed (in 54 pictures), on that card, at a quarter less time.
@@ -359,7 +388,9 @@ public struct CardScanner: Sendable {
         let all = hypothesis.map { [$0] } ?? hypotheses(for: grey)
         // The two turns of a card held in portrait share a place: each is the other's partner.
         let places = Dictionary(grouping: all, by: \.place)
-        for hypothesis in all {
+        for (index, hypothesis) in all.enumerated() {
+            // The first way is always read; the next only while the time budget lasts.
+            if index > 0, engines.search.isOver { break }
             guard let card = hypothesis.makeCard() else { continue }
             var trial = Evidence(outline: hypothesis.outline, card: card)
             var row = try readNumber(on: card, effort: .glance, with: engines, into: &trial)
@@ -395,6 +426,7 @@ public struct CardScanner: Sendable {
         if chosen?.row == nil {
             let promising = glanced.filter { $0.digits >= 8 }.sorted { $0.digits > $1.digits }.prefix(2)
             for (hypothesis, card, _) in promising {
+                if engines.search.isOver { break }
                 var trial = Evidence(outline: hypothesis.outline, card: card)
                 let row = try readNumber(on: card, effort: .full, with: engines, into: &trial)
                 evidence.candidates += trial.candidates
