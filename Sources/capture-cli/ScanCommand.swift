@@ -86,7 +86,7 @@ struct ScanCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "Milliseconds a scan may search for the number before it answers with what it has (default: no limit).",
             discussion:
-                "Once spent, no further way of seeing the picture is tried; the first look is read whole and a number found still has its date read, so a scan runs over (by two seconds on a picture full of text). Fewer cards are read: the README gives the trade.",
+                "Once spent, no further way of seeing the picture is tried and the date is looked for close under the number only; the card's outline and the first look's widest rows are read whatever the budget, so a scan runs over (by a second on a picture full of edges). Fewer cards are read: the README gives the trade.",
             valueName: "ms"
         )
     )

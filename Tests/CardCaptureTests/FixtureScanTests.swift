@@ -85,7 +85,7 @@ struct FixtureScanTests {
         }
     }
 
-    @Test("a spent time budget ends the search after the first way of seeing the picture, and the first is finished")
+    @Test("a spent time budget ends the search after the first way of seeing the picture, whose widest rows are still read")
     func timeBudget() async throws {
         let entries = try FixtureManifest.load(folder: Self.folder)
         // A budget of nothing is spent before the scan starts: what it reads is what the first

@@ -86,13 +86,13 @@ extension CardScanner {
         // Nothing decided yet, no look has settled that the number fails the check, and the
         // time budget lasts.
         func searching() -> Bool { best?.look.decided == nil && !evidence.numberFailsPlainly && !search.isOver }
-        // The first look reads every row whatever the time budget: a budget spent reads what
-        // it decides. Later looks stop at the budget between rows.
+        // Past the time budget a look reads no further row, but the first look reads its
+        // ``firstLookRows`` widest rows whatever the budget.
         var firstLook = true
         func look(at card: Bitmap, detectorSide: Int? = nil) throws -> LearnedLook {
-            let bound = firstLook ? Search(deadline: nil) : search
+            let leastRows = firstLook ? Self.firstLookRows : 1
             firstLook = false
-            var look = try lookLearned(at: card, learned: learned, detectorSide: detectorSide, search: bound)
+            var look = try lookLearned(at: card, learned: learned, detectorSide: detectorSide, search: search, leastRows: leastRows)
             if let decided = look.decided, let engines, let row = look.numberRow {
                 look.decided = try checked(decided, on: card, row: row, with: engines, look: &look)
             }
@@ -167,7 +167,7 @@ extension CardScanner {
         evidence.learnedRows = best.look.rows
         // With Tesseract beside it, the date of a number decided is weighed by the caller.
         if engines == nil || evidence.decided == nil {
-            let ballot = try learnedExpiry(on: best.card, learned: learned, into: &evidence)
+            let ballot = try learnedExpiry(on: best.card, learned: learned, into: &evidence, search: search)
             evidence.expiry = ballot.isSettled(votes: 2) ? ballot.leader : nil
         }
         // The holder's name beside a number reported, or one both networks read plainly failing
@@ -207,7 +207,9 @@ extension CardScanner {
     /// shows is then cut out where it stands and read alone by both: a label beside it, read as
     /// digits, no longer hides it. A date only one reading saw may be a misread digit or a VALID
     /// FROM date whose later partner was missed: the caller takes the leader only with two votes.
-    func learnedExpiry(on card: Bitmap, learned: LearnedEngine, into evidence: inout Evidence) throws -> ExpiryBallot {
+    ///
+    /// Past the time budget (`search`), no band after the ``budgetedDateBands`` nearest the number.
+    func learnedExpiry(on card: Bitmap, learned: LearnedEngine, into evidence: inout Evidence, search: Search) throws -> ExpiryBallot {
         let below = Self.bands(
             of: evidence.learnedRows.filter { row in
                 guard let numberBox = evidence.numberBox else { return row.box.midY > Double(card.height / 2) }
@@ -217,7 +219,9 @@ extension CardScanner {
         var ballot = ExpiryBallot()
         // A row is read whole, and in its parts, before the ballot is looked at: a VALID FROM
         // date and its expiry on one row are seen together.
-        for row in below where !ballot.isSettled(votes: 2) {
+        for (index, row) in below.enumerated() where !ballot.isSettled(votes: 2) {
+            // A picture full of text (a receipt) has dozens of bands under any row.
+            if index >= Self.budgetedDateBands, search.isOver { break }
             var readings: [(left: Int, right: Int, text: String)] = []
             var dateBoxes: [Box] = []
             // A piece that is the whole row is read once: two readings of one crop are one vote.
@@ -263,6 +267,11 @@ extension CardScanner {
         }
         return ballot
     }
+
+    /// How many bands under the number the networks read for its date once the time budget is
+    /// spent: the date prints close under the number, and a picture full of text (a receipt)
+    /// has dozens of bands.
+    static let budgetedDateBands = 2
 
     /// Whether two readings each show exactly one date, the same, and no other "/".
     static func sameLoneDate(_ one: String, _ other: String) -> Bool {
@@ -351,9 +360,21 @@ extension CardScanner {
         }
     }
 
+    /// How many rows of its number band the first look at a picture reads, widest first,
+    /// however little time budget is left: the number is not always the widest row of the
+    /// band (a name and VALID THRU date beside it can be wider), and
+    /// a budget spent should still read a card that lies plainly in the frame.
+    static let firstLookRows = 3
+
     /// Locates and reads the number rows of one straightened card, the widest first; once
-    /// `search` is over, no row after the first.
-    func lookLearned(at card: Bitmap, learned: LearnedEngine, detectorSide: Int? = nil, search: Search) throws -> LearnedLook {
+    /// `search` is over, no row after the first `leastRows`.
+    func lookLearned(
+        at card: Bitmap,
+        learned: LearnedEngine,
+        detectorSide: Int? = nil,
+        search: Search,
+        leastRows: Int = 1
+    ) throws -> LearnedLook {
         var look = LearnedLook()
         let regions = try learned.detector.detect(card, maximumSide: detectorSide)
         look.rows = Self.rows(of: regions.map(\.box))
@@ -367,9 +388,9 @@ extension CardScanner {
         // network cost as many readings each as the number itself.
         let bandRows = look.rows.filter { band.contains($0.box.midY) && $0.box.width * 2 >= $0.box.height * 3 }
         for (index, row) in bandRows.sorted(by: { $0.box.width > $1.box.width }).enumerated() {
-            // A picture full of text (a receipt, a letter) has dozens of rows: the time budget
-            // is not outrun by more than one of them.
-            if index > 0, search.isOver { break }
+            // A picture full of text (a receipt, a letter) has dozens of rows: past the time
+            // budget, the rows already read are enough.
+            if index >= leastRows, search.isOver { break }
             var rowCandidates: [PANCandidate] = []
             var rowFailing: [PANDecoder.NumberReading] = []
             // The detector often stops short of an embossed number's first or last digit, or

@@ -36,12 +36,12 @@ public struct CardScanner: Sendable {
         public var engine: Engine
         /// How long the search for the number may go on, from the scan's start (decoding
         /// included), or nil for no limit. Once it is spent no further way of seeing the
-        /// picture is tried (another outline, a turn, Tesseract's own route, its date strip) and
-        /// a look under way reads no further row: the answer is what was decided so far, often
-        /// `not_found`. The first look is read whole, whatever the budget, and a number decided
-        /// still has its date and name read, so a scan outlasts its budget by that much (a
-        /// receipt's many rows took 2 s at a budget of zero). For a live camera, or a checkout
-        /// that would rather ask again than wait.
+        /// picture is tried (another outline, a turn, Tesseract's own route, its date strip), a
+        /// look under way reads no further row, and the date is looked for in the two bands
+        /// under the number only: the answer is what was decided so far, often `not_found`. The
+        /// card locator and the first look's three widest rows run whatever the budget, so a
+        /// scan outlasts it (by a second on a picture full of edges). For a live camera, or a
+        /// checkout that would rather ask again than wait.
         public var timeBudget: Duration?
 
         public init(
@@ -182,7 +182,7 @@ public struct CardScanner: Sendable {
                         // Its readings cost a quarter second a card, and on the networks'
                         // settled dates it vetoed more right dates than wrong ones.
                         guard let card = evidence.card else { return evidence }
-                        let networks = try learnedExpiry(on: card, learned: learned, into: &evidence)
+                        let networks = try learnedExpiry(on: card, learned: learned, into: &evidence, search: search)
                         var tesseract = ExpiryBallot()
                         // Tesseract's strip is a second way to the date: not started once the
                         // time budget is spent.
