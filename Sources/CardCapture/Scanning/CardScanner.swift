@@ -115,8 +115,6 @@ public struct CardScanner: Sendable {
         let digits: TesseractEngine
         /// Debian's English model.
         let english: TesseractEngine
-        /// The scan's time budget.
-        let search: Search
     }
 
     /// When a scan stops trying new ways of seeing the picture (``Configuration/timeBudget``).
@@ -169,7 +167,7 @@ public struct CardScanner: Sendable {
         let search = Search(deadline: configuration.timeBudget.map { start + $0 })
         let evidence = try pool.withEngine { english in
             try digitPool.withEngine { digits in
-                let engines = Engines(digits: digits, english: english, search: search)
+                let engines = Engines(digits: digits, english: english)
                 switch (configuration.engine, learned) {
                 case (.learned, let learned?):
                     return try readLearned(bitmap, learned: learned, checkingWith: nil, search: search)
@@ -212,13 +210,13 @@ public struct CardScanner: Sendable {
                     // Where it reads no number it reads no date either: the networks' date
                     // (two votes) stands. Tesseract's strip under a number it did not find gave
                     // only wrong dates there (a card's back read as 11/2011, eight of eight).
-                    var fallback = try read(bitmap, with: engines, only: evidence.uprightCard, datesWithoutNumber: false)
+                    var fallback = try read(bitmap, with: engines, only: evidence.uprightCard, datesWithoutNumber: false, search: search)
                     fallback.candidates += evidence.candidates
                     fallback.failing += evidence.failing
                     if fallback.expiry == nil { fallback.expiry = evidence.expiry }
                     return fallback
                 default:
-                    return try read(bitmap, with: engines)
+                    return try read(bitmap, with: engines, search: search)
                 }
             }
         }
@@ -379,7 +377,14 @@ public struct CardScanner: Sendable {
     /// - Parameter datesWithoutNumber: whether the strip under the likeliest row is read for a
     ///   date (and the rows under it for a name) where no number was decided; false where
     ///   another route's date stands in its place.
-    func read(_ bitmap: Bitmap, with engines: Engines, only hypothesis: Hypothesis? = nil, datesWithoutNumber: Bool = true) throws -> Evidence {
+    /// - Parameter search: the time budget: past it no further way is read.
+    func read(
+        _ bitmap: Bitmap,
+        with engines: Engines,
+        only hypothesis: Hypothesis? = nil,
+        datesWithoutNumber: Bool = true,
+        search: Search
+    ) throws -> Evidence {
         let grey = bitmap.grey()
         var evidence = Evidence()
         var chosen: (evidence: Evidence, row: TextRow?)?
@@ -390,7 +395,7 @@ public struct CardScanner: Sendable {
         let places = Dictionary(grouping: all, by: \.place)
         for (index, hypothesis) in all.enumerated() {
             // The first way is always read; the next only while the time budget lasts.
-            if index > 0, engines.search.isOver { break }
+            if index > 0, search.isOver { break }
             guard let card = hypothesis.makeCard() else { continue }
             var trial = Evidence(outline: hypothesis.outline, card: card)
             var row = try readNumber(on: card, effort: .glance, with: engines, into: &trial)
@@ -426,7 +431,7 @@ public struct CardScanner: Sendable {
         if chosen?.row == nil {
             let promising = glanced.filter { $0.digits >= 8 }.sorted { $0.digits > $1.digits }.prefix(2)
             for (hypothesis, card, _) in promising {
-                if engines.search.isOver { break }
+                if search.isOver { break }
                 var trial = Evidence(outline: hypothesis.outline, card: card)
                 let row = try readNumber(on: card, effort: .full, with: engines, into: &trial)
                 evidence.candidates += trial.candidates
