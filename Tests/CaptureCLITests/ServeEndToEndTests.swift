@@ -103,6 +103,23 @@ struct ServeEndToEndTests {
             let refused = try CLIRunner.run(["charge", "--token", declinedID, "--amount", "500", "--currency", "USD", "--key", publishable] + common)
             #expect(refused.status == 2 && refused.stderr.contains("secret_key_required"))
 
+            // A webhook endpoint made with an Idempotency-Key: the replay shows the secret again,
+            // and the vault keeps that answer sealed.
+            let endpoint = Data(#"{"url": "https://shop.example/hooks"}"#.utf8)
+            let retry = ["Idempotency-Key": "hooks-1"]
+            let (made, madeBody) = try http(
+                "POST",
+                server.url + "/v1/webhook_endpoints",
+                key: secret,
+                type: "application/json",
+                body: endpoint,
+                headers: retry
+            )
+            let signing = try #require((try JSONSerialization.jsonObject(with: madeBody) as? [String: Any])?["secret"] as? String)
+            #expect(made == 201 && signing.hasPrefix("whsec_"))
+            let replay = try http("POST", server.url + "/v1/webhook_endpoints", key: secret, type: "application/json", body: endpoint, headers: retry)
+            #expect(replay.0 == 201 && replay.1 == madeBody)
+
             server.stop()
             let log = server.output
             #expect(log.contains("status=201"))
@@ -112,6 +129,12 @@ struct ServeEndToEndTests {
             for number in ["4242424242424242", "4000000000000002"] {
                 #expect(!log.contains(number), "a PAN in the server's log")
                 #expect(!storedText.contains(number), "a PAN in clear in the database")
+            }
+            // Secrets too: the API keys, and the webhook signing secret in its row and in the
+            // answer kept for replays.
+            for (name, value) in [("the secret key", secret), ("the publishable key", publishable), ("the webhook secret", signing)] {
+                #expect(!log.contains(value), "\(name) in the server's log")
+                #expect(!storedText.contains(value), "\(name) in clear in the database")
             }
         }
     }
@@ -272,10 +295,11 @@ struct ServeEndToEndTests {
 }
 
 /// One HTTP request to the server under test, waited for.
-func http(_ method: String, _ url: String, key: String?, type: String?, body: Data?) throws -> (Int, Data) {
+func http(_ method: String, _ url: String, key: String?, type: String?, body: Data?, headers: [String: String] = [:]) throws -> (Int, Data) {
     var request = URLRequest(url: try #require(URL(string: url)))
     request.httpMethod = method
     request.httpBody = body
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
     if let type { request.setValue(type, forHTTPHeaderField: "Content-Type") }
     let done = DispatchSemaphore(value: 0)

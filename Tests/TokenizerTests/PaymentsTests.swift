@@ -112,6 +112,7 @@ struct PaymentsTests {
                     case .answered(_, _, let replayed): return replayed ? "replay" : "ran"
                     case .inProgress: return "busy"
                     case .mismatch: return "mismatch"
+                    case .answerUnavailable: return "unavailable"
                     case nil: return "error"
                     }
                 }

@@ -6,7 +6,9 @@ import Tokenizer
 /// `Idempotency-Key` on every POST: a request sent again with the same key and body gets the
 /// first answer (`Idempotent-Replayed: true`) and runs nothing twice; another body with the key
 /// is 400 `idempotency_key_reused`; a key whose request is still running is 409
-/// `idempotency_key_in_use`. Without the header a request simply runs.
+/// `idempotency_key_in_use`; a key whose answer is not kept (stored before answers were sealed,
+/// or under another vault key) is 409 `idempotency_key_answer_unavailable`, and its request does
+/// not run again. Without the header a request simply runs.
 struct IdempotentRequests: Sendable {
     let keys: IdempotencyKeys
 
@@ -64,6 +66,14 @@ struct IdempotentRequests: Sendable {
                 .idempotency,
                 code: "idempotency_key_in_use",
                 message: "a request with this Idempotency-Key is still running; retry when it has finished"
+            )
+        case .answerUnavailable:
+            throw APIError(
+                .conflict,
+                .idempotency,
+                code: "idempotency_key_answer_unavailable",
+                message:
+                    "the request with this Idempotency-Key ran, but its answer was stored before this vault sealed stored answers, or under another vault key, and cannot be shown again; look up what it made instead of retrying, and use a new key for a new request"
             )
         }
     }

@@ -10,6 +10,10 @@ public import Foundation
 /// stuck: once the lease lapses, the next retry takes the key over and gets a final answer:
 /// the charge the dead request recorded, settled (``Payments/resolve(_:merchantID:)``), or,
 /// when it had recorded nothing, a fresh run.
+///
+/// The stored answer is sealed under the vault's key (AES-GCM, bound to the merchant and
+/// the key): a webhook endpoint's answer holds its signing secret, a token's the token, and a
+/// copy of the database must not show them.
 public struct IdempotencyKeys: Sendable {
     /// What a call with a key came to.
     public enum Result: Sendable {
@@ -17,6 +21,9 @@ public struct IdempotencyKeys: Sendable {
         case answered(status: Int, body: Data, replayed: Bool)
         case mismatch
         case inProgress
+        /// The request ran, but its answer cannot be shown again: it was stored before stored
+        /// answers were sealed, or under another vault key.
+        case answerUnavailable
     }
 
     let vault: Vault
@@ -73,8 +80,11 @@ public struct IdempotencyKeys: Sendable {
         let answer: (status: Int, body: Data)
         var replayed = false
         switch claim {
-        case .replay(let status, let body):
-            return .answered(status: status, body: body, replayed: true)
+        case .replay(let status, let sealed, let keyID):
+            guard let sealed, keyID == vault.keys.keyID,
+                let body = try? vault.keys.open(sealed, for: .storedAnswer, context: Self.context(merchantID: merchantID, key: key))
+            else { return .answerUnavailable }
+            return .answered(status: status, body: Data(body), replayed: true)
         case .mismatch:
             return .mismatch
         case .inProgress:
@@ -91,10 +101,18 @@ public struct IdempotencyKeys: Sendable {
                 answer = try await runClaimed()
             }
         }
+        let sealed = try vault.keys.seal(Array(answer.body), for: .storedAnswer, context: Self.context(merchantID: merchantID, key: key))
+        let keyID = vault.keys.keyID
         try await vault.storing("store the answer") {
-            try await store.finishIdempotency(merchantID: merchantID, key: key, status: answer.status, body: answer.body)
+            try await store.finishIdempotency(merchantID: merchantID, key: key, status: answer.status, body: sealed, keyID: keyID)
         }
         return .answered(status: answer.status, body: answer.body, replayed: replayed)
+    }
+
+    /// What a stored answer is sealed to: its merchant and key, so that an answer moved to
+    /// another key's row does not open.
+    static func context(merchantID: String, key: String) -> String {
+        "answer \(merchantID.utf8.count):\(merchantID) \(key)"
     }
 
     /// Forgets keys past the window.

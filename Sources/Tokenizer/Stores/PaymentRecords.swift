@@ -104,10 +104,12 @@ public struct RefundRecord: Sendable, Codable, Equatable {
 
 /// How a request with an `Idempotency-Key` may go ahead.
 public enum IdempotencyClaim: Sendable, Equatable {
-    /// First use of the key: run the request, then ``VaultStore/finishIdempotency(merchantID:key:status:body:)``.
+    /// First use of the key: run the request, then ``VaultStore/finishIdempotency(merchantID:key:status:body:keyID:)``.
     case claimed
-    /// The key was used with the same request: answer what was answered then.
-    case replay(status: Int, body: Data)
+    /// The key was used with the same request: answer what was answered then, `body` as
+    /// sealed under the vault key `keyID`. Nil for both: an answer stored before answers were
+    /// sealed, not kept.
+    case replay(status: Int, body: Data?, keyID: String?)
     /// The key was used with another request.
     case mismatch
     /// The first request with this key is still running.

@@ -228,12 +228,12 @@ extension SQLiteVaultStore {
             )
             if let row = try Row.fetchOne(
                 db,
-                sql: "SELECT request_hash, status, body, lease_until FROM idempotency_key WHERE merchant_id = ? AND key = ?",
+                sql: "SELECT request_hash, status, body, key_id, lease_until FROM idempotency_key WHERE merchant_id = ? AND key = ?",
                 arguments: [merchantID, key]
             ) {
                 let hash: String = row["request_hash"]
                 guard hash == requestHash else { return .mismatch }
-                if let status: Int = row["status"], let body: Data = row["body"] { return .replay(status: status, body: body) }
+                if let status: Int = row["status"] { return .replay(status: status, body: row["body"], keyID: row["key_id"]) }
                 // Unfinished. Its request still runs while the lease holds (a key from before
                 // leases has none: its request is long gone).
                 if let lease: Date = row["lease_until"], lease > now { return .inProgress }
@@ -256,11 +256,11 @@ extension SQLiteVaultStore {
         }
     }
 
-    public func finishIdempotency(merchantID: String, key: String, status: Int, body: Data) async throws {
+    public func finishIdempotency(merchantID: String, key: String, status: Int, body: Data, keyID: String) async throws {
         try await database.write { db in
             try db.execute(
-                sql: "UPDATE idempotency_key SET status = ?, body = ? WHERE merchant_id = ? AND key = ?",
-                arguments: [status, body, merchantID, key]
+                sql: "UPDATE idempotency_key SET status = ?, body = ?, key_id = ? WHERE merchant_id = ? AND key = ?",
+                arguments: [status, body, keyID, merchantID, key]
             )
         }
     }

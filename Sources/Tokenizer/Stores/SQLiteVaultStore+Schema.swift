@@ -270,6 +270,19 @@ extension SQLiteVaultStore {
                     """
             )
         }
+        migrator.registerMigration("v13: sealed stored answers") { db in
+            // Answers kept for Idempotency-Key replays are sealed under the vault's key (the
+            // key id beside them): a webhook endpoint's answer holds its signing secret, a
+            // token's answer the token. Those stored in clear before are dropped (the migration
+            // has no key to seal them with; secure_delete zeroes them); a replay of such a key
+            // is told its answer was not kept, and its request never runs again.
+            try db.execute(
+                sql: """
+                    ALTER TABLE idempotency_key ADD COLUMN key_id TEXT;
+                    UPDATE idempotency_key SET body = NULL WHERE body IS NOT NULL;
+                    """
+            )
+        }
         return migrator
     }
 }

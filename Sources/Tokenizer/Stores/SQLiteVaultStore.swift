@@ -27,7 +27,13 @@ public struct SQLiteVaultStore: VaultStore {
         // database file here would drop every POSIX lock this process holds on it (close()
         // releases them all), and SQLite's readers then fail with disk I/O errors.
         try Self.restrictModes(of: path)
+        let upgrading = try pool.read { db in try !Self.migrator.hasCompletedMigrations(db) }
         try Self.migrator.migrate(pool)
+        // A migration may drop what must not stay readable (v13: answers stored in clear):
+        // the log's pages are copied into the file, where secure_delete zeroed it, and the log
+        // is cut to nothing. Only when the schema changed: another process opening the vault
+        // while the server runs leaves the log alone.
+        if upgrading { try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
         // GRDB sets NORMAL on a pool's writer, under which a commit reaches the disk only at
         // the next checkpoint: a power cut could take back a transaction the processor has
         // authorized. FULL syncs the log at every commit; the group commit shares one sync

@@ -111,8 +111,8 @@ public protocol VaultStore: Sendable {
         window: TimeInterval,
         leaseUntil: Date
     ) async throws -> IdempotencyClaim
-    /// Stores the answer to a claimed key.
-    func finishIdempotency(merchantID: String, key: String, status: Int, body: Data) async throws
+    /// Stores the answer to a claimed key: its body sealed under the vault key `keyID`.
+    func finishIdempotency(merchantID: String, key: String, status: Int, body: Data, keyID: String) async throws
     /// Frees a claimed key whose request failed, so a retry may run; when the request had
     /// recorded a charge, the key is kept with its lease ended at `now`, so that the retry is
     /// answered with that charge.

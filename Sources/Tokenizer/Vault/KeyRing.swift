@@ -24,6 +24,7 @@ public struct KeyRing: Sendable {
         case request = "request-v1"
         case pageForm = "page-form-v1"
         case webhookSecret = "webhook-secret-v1"
+        case storedAnswer = "stored-answer-v1"
     }
 
     /// Names the master key without revealing anything of it: `key_` and 16 hex digits.
@@ -39,6 +40,7 @@ public struct KeyRing: Sendable {
     private let requestMAC: HMAC<SHA256>
     private let pageFormKey: SymmetricKey
     private let webhookSecretKey: SymmetricKey
+    private let storedAnswerKey: SymmetricKey
 
     public init(masterKey: SymmetricKey) {
         func derive(_ purpose: Purpose, bytes: Int = 32) -> SymmetricKey {
@@ -58,6 +60,7 @@ public struct KeyRing: Sendable {
         self.requestMAC = HMAC(key: derive(.request))
         self.pageFormKey = derive(.pageForm)
         self.webhookSecretKey = derive(.webhookSecret)
+        self.storedAnswerKey = derive(.storedAnswer)
         self.keyID = "key_" + derive(.keyID, bytes: 8).withUnsafeBytes { Self.hex($0) }
     }
 
@@ -138,6 +141,7 @@ public struct KeyRing: Sendable {
         case .cvc: cvcKey
         case .apiKey: apiKeyKey
         case .webhookSecret: webhookSecretKey
+        case .storedAnswer: storedAnswerKey
         case .fingerprint, .keyID, .request, .pageForm: fingerprintKey
         }
     }
