@@ -121,7 +121,7 @@ struct WebhookDispatcher: Service {
         do {
             // A URL stored before its checks were as they are now (a port past 65535 stops the
             // process inside the HTTP client) is a failed attempt, never sent.
-            try Payments.checkURL(due.endpointURL, param: "url")
+            _ = try WebAddress(due.endpointURL, param: "url")
             let secret = try payments.webhookSecret(of: due)
             var request = HTTPClientRequest(url: due.endpointURL)
             request.method = .POST

@@ -64,8 +64,9 @@ extension Payments {
         if let description = request.description, description.count > 500 {
             throw VaultError(.invalidRequest, "description is limited to 500 characters", param: "description")
         }
-        try Self.checkURL(request.returnURL, param: "return_url")
-        if let cancel = request.cancelURL { try Self.checkURL(cancel, param: "cancel_url") }
+        // Kept as a browser reads them (one spelling of each host): the page sends the buyer there.
+        let returnURL = try WebAddress(request.returnURL, param: "return_url").text
+        let cancelURL = try request.cancelURL.map { (url) throws(VaultError) in try WebAddress(url, param: "cancel_url").text }
         if let brands = request.allowedBrands {
             guard !brands.isEmpty else {
                 throw VaultError(.invalidRequest, "allowed_brands must name at least one brand, or be left out for all", param: "allowed_brands")
@@ -99,8 +100,8 @@ extension Payments {
             amount: request.amount,
             currency: currency.code,
             description: request.description,
-            returnURL: request.returnURL,
-            cancelURL: request.cancelURL,
+            returnURL: returnURL,
+            cancelURL: cancelURL,
             allowedBrands: request.allowedBrands.map { brands in
                 brands.enumerated().filter { !brands[..<$0.offset].contains($0.element) }.map(\.element)
             },
@@ -276,32 +277,6 @@ extension Payments {
         expired.status = CheckoutSessionRecord.expired
         expired.endedAt = session.expiresAt
         return expired
-    }
-
-    /// An absolute http or https URL of at most 2,048 characters, on a port from 1 to 65535
-    /// and without a user name or password (which a webhook would not send and a browser
-    /// would show the buyer). The webhook dispatcher checks a stored URL again before sending.
-    public static func checkURL(_ text: String, param: String) throws(VaultError) {
-        guard text.utf8.count <= 2048, let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
-            scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty
-        else {
-            throw VaultError(.invalidRequest, "\(param) must be an absolute http or https URL of at most 2048 characters", param: param)
-        }
-        // Letters, digits, dots and dashes once an international name is in its xn-- form
-        // (IPv6 in brackets): a host the hosted page's security policy can name.
-        guard let host = url.encodedHost, isPlainAuthority(host) else {
-            throw VaultError(
-                .invalidRequest,
-                "\(param)'s host must be a domain name or an IP address",
-                param: param
-            )
-        }
-        if let port = url.port, !(1...65_535).contains(port) {
-            throw VaultError(.invalidRequest, "\(param) names port \(port); a port is a number from 1 to 65535", param: param)
-        }
-        guard url.user == nil, url.password == nil else {
-            throw VaultError(.invalidRequest, "\(param) must not hold a user name or password (user:password@)", param: param)
-        }
     }
 
     /// Whether a host (or host and port) is only letters, digits, dots, dashes, colons and

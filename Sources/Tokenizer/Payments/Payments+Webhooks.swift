@@ -24,7 +24,7 @@ extension Payments {
     /// - Throws: ``VaultError`` `invalid_request` for a URL that is not absolute http(s), an
     ///   unknown or empty event list, or a merchant with 16 endpoints already.
     public func createWebhookEndpoint(url: String, events: [String]?, merchantID: String) async throws(VaultError) -> NewWebhookEndpoint {
-        try Self.checkURL(url, param: "url")
+        let url = try WebAddress(url, param: "url").text
         // ["*"] is every type, as leaving the list out is (Stripe's spelling).
         let events = events == ["*"] ? nil : events
         if let events {
