@@ -10,6 +10,9 @@ Flows, each checked end to end (the page, where the browser lands, and the sessi
      and expiry in; then pays.
   3. JavaScript switched off: the plain form pays all the same.
   4. Cancel: lands on the cancel URL; the session is canceled.
+  5. Return URLs in every spelling of a host the API takes (2130706433, 0x7f.0.0.1, 0177.0.0.1,
+     127.1, 0x7f000001, IPv6 [::1] and [::ffff:127.0.0.1] where the machine has IPv6 loopback), and one whose shop
+     redirects the buyer to another origin: each payment lands, none leaves the buyer on the page.
 Then the merchant's webhook endpoint (on the same local site) must have been sent every outcome
 of those flows, each signed as the API documents it, which this script checks with Python's own
 hmac, not the server's code.
@@ -66,6 +69,13 @@ class ReturnSite:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 site.visits.append(self.path)
+                if self.path.startswith("/hop"):
+                    # A shop whose return address sends the buyer on to another origin.
+                    self.send_response(302)
+                    self.send_header("Location", "http://localhost:%d/done?%s" % (site.port, urllib.parse.urlsplit(self.path).query))
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 body = b"<!doctype html><title>Shop</title><h1>Back at the shop</h1>"
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html")
@@ -82,7 +92,19 @@ class ReturnSite:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        # Both loopbacks where the machine has IPv6 (one socket, IPv4 mapped), else IPv4 alone.
+        self.ipv6 = False
+        try:
+            class DualStack(http.server.ThreadingHTTPServer):
+                address_family = socket.AF_INET6
+
+                def server_bind(self):
+                    self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+                    super().server_bind()
+            self.server = DualStack(("::", self.port), Handler)
+            self.ipv6 = True
+        except OSError:
+            self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def url(self, path: str) -> str:
@@ -167,8 +189,9 @@ def fill(driver, number: str, expiry: str = "1230", cvc: str = "123", name: str 
     type_into(driver, "name", name)
 
 
-def landed(driver, site: ReturnSite, path: str):
-    WebDriverWait(driver, 15).until(lambda d: d.current_url.startswith(site.url(path)))
+def landed(driver, site: ReturnSite, path: str, origin: str = None):
+    prefix = (origin + path) if origin else site.url(path)
+    WebDriverWait(driver, 15).until(lambda d: d.current_url.startswith(prefix))
     return urllib.parse.parse_qs(urllib.parse.urlsplit(driver.current_url).query)
 
 
@@ -281,6 +304,45 @@ def cancel(vault: Vault, site: ReturnSite, shots: str):
         driver.quit()
 
 
+def spellings(vault: Vault, site: ReturnSite, shots: str) -> int:
+    """Pays one session per spelling of the return address; gives the number of payments."""
+    print("return addresses in every spelling")
+    port = site.port
+    forms = [("http://2130706433:%d" % port, "http://127.0.0.1:%d" % port),
+             ("http://0x7f.0.0.1:%d" % port, "http://127.0.0.1:%d" % port),
+             ("http://0177.0.0.1:%d" % port, "http://127.0.0.1:%d" % port),
+             ("http://127.1:%d" % port, "http://127.0.0.1:%d" % port),
+             ("http://0x7f000001:%d" % port, "http://127.0.0.1:%d" % port)]
+    if site.ipv6:
+        forms += [("http://[0:0:0:0:0:0:0:1]:%d" % port, "http://[::1]:%d" % port),
+                  ("http://[::ffff:127.0.0.1]:%d" % port, "http://[::ffff:7f00:1]:%d" % port)]
+    else:
+        print("  this machine has no IPv6 loopback: the IPv6 spellings are not tried")
+    driver = browser(1280, 900, javascript=False)
+    try:
+        for index, (given, kept) in enumerate(forms):
+            session = vault.session(site, return_url=given + "/done?order=%d" % index)
+            check(vault.api("GET", "/v1/checkout_sessions/" + session["id"])["return_url"] == kept + "/done?order=%d" % index,
+                  "%s is kept as %s" % (given, kept))
+            driver.get(session["url"])
+            fill(driver, VISA, expiry="12/30")
+            driver.find_element(By.ID, "pay").click()
+            query = landed(driver, site, "/done", origin=kept)
+            check(query.get("order") == [str(index)] and query.get("status") == ["complete"], "a payment lands on " + given)
+        # The shop's return address redirects to another origin (localhost): once a form's
+        # redirect, the browser refused it under the page's form-action policy.
+        session = vault.session(site, return_url=site.url("/hop?order=hop"))
+        driver.get(session["url"])
+        fill(driver, VISA, expiry="12/30")
+        driver.find_element(By.ID, "pay").click()
+        query = landed(driver, site, "/done", origin="http://localhost:%d" % port)
+        check(query.get("order") == ["hop"] and query.get("status") == ["complete"],
+              "a payment lands where the shop's return address redirects to")
+        return len(forms) + 1
+    finally:
+        driver.quit()
+
+
 def signed(header: str, body: bytes, secret: str) -> bool:
     """Capture-Signature as the API documents it, checked without the server's code."""
     parts = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
@@ -290,11 +352,11 @@ def signed(header: str, body: bytes, secret: str) -> bool:
     return hmac.compare_digest(expected, parts.get("v1", ""))
 
 
-def webhooks(site: ReturnSite, secret: str):
+def webhooks(site: ReturnSite, secret: str, payments: int):
     print("webhooks")
-    # One event per outcome of the flows above: a decline and three payments, each payment's
+    # One event per outcome of the flows above: a decline and the payments, each payment's
     # session completed, and one session canceled.
-    expected = sorted(["transaction.declined"] + ["transaction.succeeded", "checkout_session.completed"] * 3
+    expected = sorted(["transaction.declined"] + ["transaction.succeeded", "checkout_session.completed"] * payments
                       + ["checkout_session.canceled"])
     deadline = time.time() + 30
     while len(site.webhooks) < len(expected) and time.time() < deadline:
@@ -325,7 +387,8 @@ def main():
         endpoint = vault.api("POST", "/v1/webhook_endpoints", {"url": site.url("/webhook")})
         for flow in (desktop, phone, without_javascript, cancel):
             flow(vault, site, arguments.artifacts)
-        webhooks(site, endpoint["secret"])
+        payments = 3 + spellings(vault, site, arguments.artifacts)
+        webhooks(site, endpoint["secret"], payments)
         with open(vault.log) as log:
             text = log.read()
         check(VISA not in text and DECLINED not in text and PHOTO_NUMBER not in text, "no card number in the server's log")

@@ -20,7 +20,8 @@ extension CheckoutPageRoutes {
         status: HTTPResponse.Status,
         request: Request,
         form: CheckoutPages.Form = CheckoutPages.Form(),
-        notice: CheckoutPages.Notice? = nil
+        notice: CheckoutPages.Notice? = nil,
+        forward: Bool = false
     ) -> Response {
         let sent = request.cookies[Self.nonceCookie]?.value
         let nonce = sent.flatMap { Self.isNonce($0) ? $0 : nil } ?? Payments.newPageFormNonce()
@@ -50,8 +51,9 @@ extension CheckoutPageRoutes {
             }
         } else {
             view.ended = ended(session, merchant: merchant, transaction: transaction)
+            if !forward { view.ended?.forward = nil }
         }
-        var response = html(status, pages.render(view), session: session)
+        var response = html(status, pages.render(view))
         if let cookie = try? Cookie.validated(
             name: Self.nonceCookie,
             value: nonce,
@@ -85,9 +87,14 @@ extension CheckoutPageRoutes {
         switch session.status {
         case CheckoutSessionRecord.complete:
             let card = transaction.map { " with the \(Self.brandName($0.brand)) card ending \($0.last4)" } ?? ""
-            return CheckoutPages.Ended(heading: "Paid", text: "This payment is complete: it was paid\(card).", link: link)
+            return CheckoutPages.Ended(heading: "Paid", text: "This payment is complete: it was paid\(card).", link: link, forward: link)
         case CheckoutSessionRecord.canceled:
-            return CheckoutPages.Ended(heading: "Payment canceled", text: "This payment was canceled. Nothing was charged.", link: link)
+            return CheckoutPages.Ended(
+                heading: "Payment canceled",
+                text: "This payment was canceled. Nothing was charged.",
+                link: link,
+                forward: link
+            )
         default:
             return CheckoutPages.Ended(
                 heading: "This payment link has expired",
@@ -115,7 +122,7 @@ extension CheckoutPageRoutes {
                     text: "Check the address, or ask the shop that sent you here for a new link."
                 )
             )
-            return html(.notFound, pages.render(view), session: nil)
+            return html(.notFound, pages.render(view))
         }
         if let error = error as? APIError, error.status == .contentTooLarge {
             return message(.contentTooLarge, "The form was too large to read. Go back, reload the page and try again.")
@@ -140,7 +147,7 @@ extension CheckoutPageRoutes {
             notice: CheckoutPages.Notice(kind: "error", text: text),
             cancel: false
         )
-        return html(status, pages.render(view), session: nil)
+        return html(status, pages.render(view))
     }
 
     func tax(of session: CheckoutSessionRecord) -> String? {
@@ -151,16 +158,14 @@ extension CheckoutPageRoutes {
     // MARK: - HTTP
 
     /// Headers every page carries: no caching, no framing, no referrer, and a policy that
-    /// lets the page load only its own style sheet and script and post only to itself and to
-    /// the session's return and cancel addresses (a browser checks a form's redirect too).
-    func html(_ status: HTTPResponse.Status, _ body: String, session: CheckoutSessionRecord?) -> Response {
+    /// lets the page load only its own style sheet and script and post only to itself (its
+    /// forms' redirects come back to it too: the page that ends a session sends the buyer on).
+    func html(_ status: HTTPResponse.Status, _ body: String) -> Response {
         var headers = Self.securityHeaders
         headers[.contentType] = "text/html; charset=utf-8"
-        let targets = [session?.returnURL, session?.cancelURL].compactMap { $0.flatMap(Self.origin) }
-        let formAction = (["'self'"] + Set(targets).sorted()).joined(separator: " ")
         headers[.contentSecurityPolicy] =
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-            + "form-action \(formAction); frame-ancestors 'none'; base-uri 'none'"
+            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
@@ -190,17 +195,6 @@ extension CheckoutPageRoutes {
         headers[.xContentTypeOptions] = "nosniff"
         return headers
     }()
-
-    /// `https://shop.example:8443` of a URL, for the policy, an international name in its
-    /// xn-- form (as browsers compare it); nil when its host is anything but plain letters,
-    /// digits, dots, dashes and IPv6 brackets.
-    static func origin(_ url: String) -> String? {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            let host = components.encodedHost, !host.isEmpty
-        else { return nil }
-        guard Payments.isPlainAuthority(host) else { return nil }
-        return scheme + "://" + host + (components.port.map { ":\($0)" } ?? "")
-    }
 
     // MARK: - Words
 

@@ -14,8 +14,10 @@ import Tokenizer
 /// - `GET /pay/{id}`: the amount and the form (or how the session ended).
 /// - `POST /pay/{id}`: the form (`number`, `expiry`, `cvc`, `name`, `csrf`): each refused
 ///   field says why in the validator's words; a decline keeps the session open for another
-///   card; a payment sends the buyer to the return URL (303).
-/// - `POST /pay/{id}/cancel`: ends the session and sends the buyer to the cancel URL.
+///   card; a payment comes back to the page (303 to `/pay/{id}?sent=1`), which says it is paid
+///   and sends the buyer on to the return URL (a refresh, with a link; a later visit shows
+///   the link only).
+/// - `POST /pay/{id}/cancel`: ends the session; the page then sends the buyer to the cancel URL.
 /// - `POST /pay/{id}/scan`: the page's script sends a card photo (PNG) with the form's token;
 ///   the answer is what the scanner read, for the buyer to check in the form. Nothing is kept.
 struct CheckoutPageRoutes {
@@ -55,7 +57,9 @@ struct CheckoutPageRoutes {
         let id = context.parameters.get("id") ?? ""
         do {
             let page = try await payments.checkoutPage(id)
-            return render(page.session, merchant: page.merchantName, transaction: page.transaction, status: .ok, request: request)
+            // Back from the page's own form (?sent=1): a session it ended sends the buyer on.
+            let sent = request.uri.queryParameters["sent"] != nil
+            return render(page.session, merchant: page.merchantName, transaction: page.transaction, status: .ok, request: request, forward: sent)
         } catch {
             return failure(error, id: id, context: context)
         }
@@ -86,8 +90,12 @@ struct CheckoutPageRoutes {
                 return again(.unprocessableContent, form, nil)
             }
             switch try await payments.payCheckoutSession(id, card: card) {
-            case .paid(let paid, let transaction):
-                return redirect(to: CheckoutReturn.url(for: paid, transaction: transaction))
+            case .paid:
+                // To this page, which says the payment is done and sends the buyer on: a
+                // browser may refuse a form's redirect to the merchant's site (its address, or
+                // one it redirects to, outside the page's form-action policy), and a buyer
+                // left on "Paying…" after a payment may pay again.
+                return redirect(to: "/pay/\(id)?sent=1")
             case .refused(let open, let transaction):
                 // Another card is what the buyer needs: its number and expiry start empty.
                 let left = Payments.checkoutAttemptLimit - open.attempts
@@ -129,8 +137,8 @@ struct CheckoutPageRoutes {
                     notice: Self.staleForm
                 )
             }
-            let canceled = try await payments.cancelCheckoutPage(id)
-            return redirect(to: CheckoutReturn.url(for: canceled, transaction: nil))
+            _ = try await payments.cancelCheckoutPage(id)
+            return redirect(to: "/pay/\(id)?sent=1")
         } catch {
             return failure(error, id: id, context: context)
         }

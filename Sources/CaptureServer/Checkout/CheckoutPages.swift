@@ -112,6 +112,9 @@ struct CheckoutPages: Sendable {
         var heading: String
         var text: String
         var link: String?
+        /// Where the page sends the buyer at once (a session paid or canceled): a refresh, not
+        /// a form's redirect, so no form-action policy stands in the way.
+        var forward: String?
     }
 
     // MARK: - Money
