@@ -113,7 +113,9 @@ public struct CaptureAPI: Sendable {
 
     /// Payments that write webhook events, with sessions' links to this server's pages.
     var payments: Payments {
-        Payments(vault: vault, processor: processor, webhookObjects: APIWebhookObjects(baseURL: publicURL ?? listenURL))
+        var payments = Payments(vault: vault, processor: processor, webhookObjects: APIWebhookObjects(baseURL: publicURL ?? listenURL))
+        payments.webhookAddresses = webhooks.addresses
+        return payments
     }
 
     /// The server with the vault's sweeper and the webhook dispatcher beside it.
@@ -157,6 +159,9 @@ public struct WebhookSettings: Sendable {
     /// answer holds only its own share.
     public var senders = 16
     public var sendersPerEndpoint = 4
+    /// Where endpoints may point: public addresses only by default (`serve
+    /// --webhook-allow-private` allows loopback and private networks, for local development).
+    public var addresses = WebhookAddressPolicy()
 
     public init() {}
 

@@ -88,6 +88,13 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var webhookTimeout = 10
 
+    @Flag(
+        name: .customLong("webhook-allow-private"),
+        help:
+            "Let webhook endpoints point at loopback, private and link-local addresses (local development); by default only public addresses are sent to."
+    )
+    var webhookAllowPrivate = false
+
     @OptionGroup var vault: VaultOptions
 
     func validate() throws {
@@ -151,6 +158,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.bodyTimeout = .seconds(bodyTimeout)
         api.connectionLimits = limits
         api.webhooks.timeout = .seconds(webhookTimeout)
+        api.webhooks.addresses.allowPrivate = webhookAllowPrivate
         logger.info("connections", metadata: ["max": "\(limits.maximumConnections)", "idle_timeout_s": "\(idleTimeout)"])
         let app = api.application(host: host, port: port, logger: logger)
         do {

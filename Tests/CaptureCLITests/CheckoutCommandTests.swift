@@ -9,10 +9,13 @@ import FoundationNetworking
 @Suite("checkout and charge-url, through the built binary")
 struct CheckoutCommandTests {
     /// A server with a merchant: its keys and the options every command takes.
-    static func withServer(_ body: (_ server: ServeEndToEndTests.Server, _ publishable: String, _ secret: String) throws -> Void) throws {
+    static func withServer(
+        options: [String] = [],
+        _ body: (_ server: ServeEndToEndTests.Server, _ publishable: String, _ secret: String) throws -> Void
+    ) throws {
         try CLIRunner.withVaultFolder { folder, database in
             let keys = try CLIRunner.run(["keys", "create", "--merchant", "corner-store", "--database", database, "--json"]).json()
-            let server = try ServeEndToEndTests.Server(database: database, folder: folder)
+            let server = try ServeEndToEndTests.Server(database: database, folder: folder, options: options)
             defer { server.stop() }
             try body(server, try #require(keys["publishable_key"] as? String), try #require(keys["secret_key"] as? String))
         }

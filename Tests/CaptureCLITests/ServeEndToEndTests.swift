@@ -105,7 +105,8 @@ struct ServeEndToEndTests {
 
             // A webhook endpoint made with an Idempotency-Key: the replay shows the secret again,
             // and the vault keeps that answer sealed.
-            let endpoint = Data(#"{"url": "https://shop.example/hooks"}"#.utf8)
+            // A public address (nothing is sent to it: no event follows).
+            let endpoint = Data(#"{"url": "https://93.184.215.14/hooks"}"#.utf8)
             let retry = ["Idempotency-Key": "hooks-1"]
             let (made, madeBody) = try http(
                 "POST",

@@ -62,6 +62,10 @@ struct APIFixture {
         processor: any Processor = SandboxProcessor()
     ) -> some ApplicationProtocol {
         var api = CaptureAPI(vault: vault, scanner: scanner, processor: processor)
+        // Webhook endpoints' names from a table, not the network; the policy as served.
+        api.webhooks.addresses = WebhookAddressPolicy(resolve: { name in
+            ["shop.example": [[93, 184, 215, 14]], "quick.example": [[93, 184, 215, 16]], "intranet.example": [[10, 1, 2, 3]]][name] ?? []
+        })
         if let scanLimit { api.scanLimit = scanLimit }
         if let tokenRateLimit { api.tokenRateLimit = tokenRateLimit }
         return Application(router: api.buildRouter(), logger: logs.logger())

@@ -64,6 +64,8 @@ struct WebhookAPITests {
         settings.pollInterval = .milliseconds(20)
         settings.timeout = .seconds(5)
         settings.schedule = Payments.WebhookSchedule(firstRetry: .milliseconds(100), longestWait: .milliseconds(200), window: .seconds(60))
+        // The receivers listen on loopback (serve --webhook-allow-private).
+        settings.addresses.allowPrivate = true
         return settings
     }
 
@@ -108,9 +110,23 @@ struct WebhookAPITests {
                 .post,
                 "/v1/webhook_endpoints",
                 key: fixture.shop.secret,
-                json: #"{"url": "http://127.0.0.1:9/x"}"#
+                json: #"{"url": "https://quick.example/x"}"#
             )
             #expect(try allStatus == .created && (decode(Endpoint.self, allData)).events == ["*"])
+
+            // Not a port scanner of the server's own network: loopback in any spelling, a
+            // private name, a metadata service are refused, and the answer tells nothing of
+            // what the name resolves to.
+            for url in ["http://2130706433:8080/", "http://[::ffff:127.0.0.1]/", "http://intranet.example/", "http://169.254.169.254/"] {
+                let (refused, refusedData) = try await client.send(
+                    .post,
+                    "/v1/webhook_endpoints",
+                    key: fixture.shop.secret,
+                    json: #"{"url": "\#(url)"}"#
+                )
+                let said = String(decoding: refusedData, as: UTF8.self)
+                #expect(refused == .badRequest && said.contains("not a public address") && !said.contains("10.1.2.3"), "\(url): \(said)")
+            }
 
             let (badStatus, badData) = try await client.send(
                 .post,
@@ -192,6 +208,64 @@ struct WebhookAPITests {
         }
         #expect(!fixture.logs.all.contains { $0.contains("4242424242424242") })
         #expect(fixture.logs.all.contains { $0.contains("webhook delivery failed") && $0.contains("status=500") })
+    }
+
+    @Test(
+        "a delivery connects to the address it checked (a name pinned to it); a name that turns private after the endpoint was made is refused, saying only that"
+    )
+    func checkedAtDelivery() async throws {
+        let fixture = try await APIFixture()
+        let receiver = WebhookReceiver()
+        try await receiver.application().test(.live) { hook in
+            let port = try #require(hook.port)
+            let lookUps = Mutex(0)
+            var api = CaptureAPI(vault: fixture.vault)
+            api.webhooks = Self.fast()
+            // hooks.test is no name the system resolves: only the address the policy checked
+            // (the loopback receiver, which this test counts as allowed) can be connected to.
+            // rebind.test answers a public address when the endpoint is made, then a private one.
+            api.webhooks.addresses = WebhookAddressPolicy(
+                resolve: { name in
+                    if name == "hooks.test" { return [[127, 0, 0, 1]] }
+                    guard name == "rebind.test" else { return [] }
+                    let first = lookUps.withLock { count in
+                        count += 1
+                        return count == 1
+                    }
+                    return first ? [[93, 184, 215, 14]] : [[10, 0, 0, 7]]
+                },
+                isAllowed: { $0 == [127, 0, 0, 1] || WebhookAddressPolicy.isPublic($0) }
+            )
+            try await api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger()).test(.live) { client in
+                let pinned = #"{"url": "http://hooks.test:\#(port)/hook", "events": ["checkout_session.canceled"]}"#
+                #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: pinned).0 == .created)
+                let rebound = #"{"url": "http://rebind.test:\#(port)/hook", "events": ["checkout_session.canceled"]}"#
+                let (reboundStatus, reboundData) = try await client.send(.post, "/v1/webhook_endpoints", key: fixture.other.secret, json: rebound)
+                #expect(reboundStatus == .created)
+                let reboundID = try decode(Endpoint.self, reboundData).id
+                for merchant in [fixture.shop, fixture.other] {
+                    let session = #"{"amount": 500, "currency": "USD", "return_url": "https://shop.example/done"}"#
+                    let (_, data) = try await client.send(.post, "/v1/checkout_sessions", key: merchant.secret, json: session)
+                    let id = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["id"] as? String)
+                    #expect(try await client.send(.post, "/v1/checkout_sessions/\(id)/cancel", key: merchant.secret).0 == .ok)
+                }
+                try await receiver.wait(for: 1)
+                var attempt: [String: Any] = [:]
+                let deadline = ContinuousClock.now + .seconds(30)
+                repeat {
+                    let (_, listData) = try await client.send(.get, "/v1/webhook_endpoints/\(reboundID)/deliveries", key: fixture.other.secret)
+                    let list = try JSONSerialization.jsonObject(with: listData) as? [String: Any]
+                    attempt = ((list?["data"] as? [[String: Any]])?.first?["attempts"] as? [[String: Any]])?.first ?? [:]
+                    if !attempt.isEmpty { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                } while ContinuousClock.now < deadline
+                #expect(attempt["error"] as? String == WebhookAddressPolicy.refusal)
+                #expect(attempt["status_code"] == nil && attempt["duration_ms"] as? Int == 0)
+                // Only the pinned endpoint's event arrived: nothing went to the rebound name.
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(receiver.received.count == 1)
+            }
+        }
     }
 
     @Test("an endpoint that does not answer holds only its share of the senders: another merchant's event overtakes its queue")
@@ -295,6 +369,7 @@ struct WebhookAPITests {
                 var first = CaptureAPI(vault: vault)
                 // This server looks at its queue once, when it starts, and never again.
                 first.webhooks.pollInterval = .seconds(3600)
+                first.webhooks.addresses.allowPrivate = true
                 let sessionID = try await first.application(host: "127.0.0.1", port: 0, logger: Logger(label: "first")).test(.live) { client in
                     try await Task.sleep(for: .milliseconds(200))
                     _ = try await client.send(.post, "/v1/webhook_endpoints", key: merchant.secret, json: #"{"url": "\#(url)"}"#)

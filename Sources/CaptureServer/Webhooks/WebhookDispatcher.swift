@@ -33,17 +33,7 @@ struct WebhookDispatcher: Service {
     let logger: Logger
 
     func run() async throws {
-        let client = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-            configuration: HTTPClient.Configuration(
-                // A redirect is an answer that is not 2xx: following it would send a signed
-                // event to an address nobody registered.
-                redirectConfiguration: .disallow,
-                timeout: .init(connect: TimeAmount(configuration.timeout), read: TimeAmount(configuration.timeout)),
-                decompression: .disabled
-            ),
-            backgroundActivityLogger: logger
-        )
+        let client = Self.client(configuration, logger: logger)
         // Cancelled mid-sleep on shutdown; a delivery cut short keeps its lease, which lapses,
         // and is sent again after the restart.
         await cancelWhenGracefulShutdown { await dispatch(with: client) }
@@ -118,28 +108,48 @@ struct WebhookDispatcher: Service {
         let start = clock.now
         var statusCode: Int?
         var failure: String?
+        // Refused by the address policy: the attempt says only that (no time taken).
+        var refused = false
+        // A client of this delivery's own, connected to the address checked.
+        var pinned: HTTPClient?
         do {
             // A URL stored before its checks were as they are now (a port past 65535 stops the
             // process inside the HTTP client) is a failed attempt, never sent.
-            _ = try WebAddress(due.endpointURL, param: "url")
+            let address = try WebAddress(due.endpointURL, param: "url")
+            // Resolved and checked now, and connected to at the address checked.
+            switch await payments.webhookAddresses.destination(of: address) {
+            case .asWritten:
+                break
+            case .pinned(let ip):
+                guard case .domain(let name) = address.host else { break }
+                pinned = Self.client(configuration, logger: logger, dnsOverride: [name: ip])
+            case .unresolved:
+                throw Undeliverable(message: "the endpoint's host name does not resolve")
+            case .refused:
+                refused = true
+                throw Undeliverable(message: WebhookAddressPolicy.refusal)
+            }
             let secret = try payments.webhookSecret(of: due)
-            var request = HTTPClientRequest(url: due.endpointURL)
+            var request = HTTPClientRequest(url: address.text)
             request.method = .POST
             request.headers.add(name: "Content-Type", value: "application/json")
             request.headers.add(name: "User-Agent", value: "card-capture-webhooks/1")
             request.headers.add(name: WebhookSignature.headerName, value: WebhookSignature.header(body: due.body, secret: secret, at: started))
             request.body = .bytes(ByteBuffer(bytes: due.body))
-            let response = try await client.execute(request, timeout: TimeAmount(configuration.timeout), logger: logger)
+            let response = try await (pinned ?? client).execute(request, timeout: TimeAmount(configuration.timeout), logger: logger)
             statusCode = Int(response.status.code)
             // Read (and drop) what the endpoint says, up to a bound, so the connection can be
             // used again; a longer answer only costs the connection.
             _ = try? await response.body.collect(upTo: 64 * 1024)
         } catch let error as VaultError {
             failure = error.message
+        } catch let error as Undeliverable {
+            failure = error.message
         } catch {
             failure = Self.describe(error, timeout: configuration.timeout)
         }
-        let duration = clock.now - start
+        let duration = refused ? .zero : clock.now - start
+        if let pinned { try? await pinned.shutdown() }
         // Cut short by shutdown: not the endpoint's failure. The lease lapses and the delivery
         // is sent again after the restart.
         if Task.isCancelled { return }
@@ -166,6 +176,25 @@ struct WebhookDispatcher: Service {
         } catch {
             logger.error("recording a webhook attempt failed", metadata: ["delivery": "\(due.delivery.id)", "code": "\(error.code)"])
         }
+    }
+
+    /// A delivery not sent, and why.
+    struct Undeliverable: Error {
+        let message: String
+    }
+
+    /// The client deliveries go through; with `dnsOverride`, one for a single delivery to a
+    /// host name, connected to the address checked (TLS still names and verifies the host).
+    static func client(_ configuration: Configuration, logger: Logger, dnsOverride: [String: String] = [:]) -> HTTPClient {
+        var settings = HTTPClient.Configuration(
+            // A redirect is an answer that is not 2xx: following it would send a signed
+            // event to an address nobody registered.
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: TimeAmount(configuration.timeout), read: TimeAmount(configuration.timeout)),
+            decompression: .disabled
+        )
+        settings.dnsOverride = dnsOverride
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings, backgroundActivityLogger: logger)
     }
 
     /// A few words on why no answer came, for the attempt's record: never the endpoint's URL,

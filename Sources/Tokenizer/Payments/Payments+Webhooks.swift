@@ -21,10 +21,12 @@ extension Payments {
 
     /// Adds an endpoint that is sent `events` (nil or `["*"]` for every type) from now on.
     ///
-    /// - Throws: ``VaultError`` `invalid_request` for a URL that is not absolute http(s), an
-    ///   unknown or empty event list, or a merchant with 16 endpoints already.
+    /// - Throws: ``VaultError`` `invalid_request` for a URL that is not absolute http(s) or
+    ///   whose host is not a public address (``webhookAddresses``), an unknown or empty event
+    ///   list, or a merchant with 16 endpoints already.
     public func createWebhookEndpoint(url: String, events: [String]?, merchantID: String) async throws(VaultError) -> NewWebhookEndpoint {
-        let url = try WebAddress(url, param: "url").text
+        let address = try WebAddress(url, param: "url")
+        let url = address.text
         // ["*"] is every type, as leaving the list out is (Stripe's spelling).
         let events = events == ["*"] ? nil : events
         if let events {
@@ -47,6 +49,7 @@ extension Payments {
                 param: "url"
             )
         }
+        try await webhookAddresses.checkNew(address, param: "url")
         let id = ObjectID.random(.webhookEndpoint).rawValue
         let secret = ObjectID.random(.webhookSecret).rawValue
         let keys = vault.keys

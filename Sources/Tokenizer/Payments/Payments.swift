@@ -12,6 +12,8 @@ public struct Payments: Sendable {
     /// Writes the objects of webhook events; without it no events are written (a vault no
     /// server sends webhooks from).
     public let webhookObjects: (any WebhookObjectWriter)?
+    /// Where webhook endpoints may point: public addresses only, unless allowed.
+    public var webhookAddresses = WebhookAddressPolicy()
 
     public init(vault: Vault, processor: any Processor = SandboxProcessor(), webhookObjects: (any WebhookObjectWriter)? = nil) {
         self.vault = vault
