@@ -93,7 +93,14 @@ public struct CaptureAPI: Sendable {
         CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL).add(to: v1)
         WebhookRoutes(payments: payments, idempotent: idempotent).add(to: v1)
         let overHTTPS = publicURL?.lowercased().hasPrefix("https:") ?? false
-        CheckoutPageRoutes(payments: payments, scanning: scanning, secureCookies: overHTTPS).add(to: router)
+        CheckoutPageRoutes(
+            payments: payments,
+            scanning: scanning,
+            secureCookies: overHTTPS,
+            limiter: tokenLimiter,
+            trustedProxies: trustedProxies
+        )
+        .add(to: router)
         return router
     }
 

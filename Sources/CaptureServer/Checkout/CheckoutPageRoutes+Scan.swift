@@ -37,7 +37,7 @@ extension CheckoutPageRoutes {
             throw APIError(.serviceUnavailable, .api, code: "scanner_unavailable", message: "photos cannot be read here; type the card in")
         }
         let limit = context.maxUploadSize
-        let result = try await scanning.holdingPlace {
+        let result = try await scanning.holdingPagePlace(session: id, address: client(request, context)) {
             let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: ScanRoutes.tooLarge(limit)).readableBytesView)
             do {
                 return try await scanning.scan(bytes)

@@ -27,6 +27,12 @@ struct CheckoutPageRoutes {
     /// Whether the page is served over https (`--public-url https://…`): the form's cookie
     /// is then sent over https only.
     let secureCookies: Bool
+    /// Payment attempts a client address may make a minute across every session's page (the
+    /// token limit's buckets: `serve --token-rate-limit`); nil for none. A session takes
+    /// ``Payments/checkoutAttemptLimit`` tries at most, but card testing spreads over many.
+    let limiter: RateLimiter?
+    /// Whose `X-Forwarded-For` names the client the limits count by.
+    let trustedProxies: TrustedProxies
     let pages = CheckoutPages.shared
 
     /// The cookie that ties a form's anti-forgery token to one browser.
@@ -67,6 +73,15 @@ struct CheckoutPageRoutes {
 
     @Sendable func pay(_ request: Request, context: APIContext) async -> Response {
         let id = context.parameters.get("id") ?? ""
+        // Counted before anything is read: a refused card costs as much as a paid one.
+        if let limiter, let wait = limiter.take("page " + client(request, context)) {
+            var response = message(
+                .tooManyRequests,
+                "Too many payment attempts from your network in a short time. Nothing was charged by this one; wait \(wait) seconds and try again."
+            )
+            response.headers[.retryAfter] = "\(wait)"
+            return response
+        }
         do {
             let page = try await payments.checkoutPage(id)
             let session = page.session
@@ -142,6 +157,11 @@ struct CheckoutPageRoutes {
         } catch {
             return failure(error, id: id, context: context)
         }
+    }
+
+    /// The client's address as the rate limits count it.
+    func client(_ request: Request, _ context: APIContext) -> String {
+        trustedProxies.rateKey(peer: context.remoteAddress?.ipAddress ?? "unknown", forwardedFor: request.headers[values: TokenRoutes.forwardedFor])
     }
 
     // MARK: - The form

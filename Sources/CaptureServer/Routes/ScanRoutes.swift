@@ -22,17 +22,67 @@ struct ScanRoutes {
 
     /// The scanner and the threads it runs on, off the event loops. At most ``limit`` images
     /// are held at once (running or waiting); beyond that the answer is 429, so a burst of
-    /// uploads cannot pile up memory.
+    /// uploads cannot pile up memory. The hosted pages' photos (a buyer's, whom nobody
+    /// vouches for) take at most ``pageShare`` of the places, one at a time per session and
+    /// per client address, and ``pagePhotosPerMinute`` a minute each: however one buyer
+    /// floods the page, the merchants' own scans keep the other places.
     final class Scanning: Sendable {
         let scanner: CardScanner
         let pool: NIOThreadPool
         let limit: Int
         private let held = Atomic<Int>(0)
+        /// Places the pages' photos may hold together: half, at least one.
+        var pageShare: Int { max(1, limit / 2) }
+        private let pageHolders = Mutex(PageHolders())
+        private let pageLimiter: RateLimiter
 
-        init(scanner: CardScanner, limit: Int, pool: NIOThreadPool = .singleton) {
+        private struct PageHolders {
+            var held = 0
+            /// The sessions and addresses with a photo being read.
+            var keys: Set<String> = []
+        }
+
+        /// Photos a minute from one session's page, and from one client address (a third of
+        /// it at once).
+        static let pagePhotosPerMinute = 12
+
+        init(scanner: CardScanner, limit: Int, pool: NIOThreadPool = .singleton, pageClock: (@Sendable () -> Duration)? = nil) {
             self.scanner = scanner
             self.pool = pool
             self.limit = limit
+            self.pageLimiter = RateLimiter(perMinute: Self.pagePhotosPerMinute, clock: pageClock)
+        }
+
+        /// Runs `body` for a hosted page's photo: within the rate and the places of
+        /// `session` and the client `address`, and the pages' share, then as
+        /// ``holdingPlace(_:)``. Throws 429 before the image is read.
+        func holdingPagePlace<T>(session: String, address: String, _ body: () async throws -> T) async throws -> T {
+            let keys = ["session " + session, "address " + address]
+            if let wait = pageLimiter.take(keys[0]) ?? pageLimiter.take(keys[1]) {
+                throw APIError.rateLimited(
+                    "too many photos from this page or network (\(Self.pagePhotosPerMinute) a minute); type the card in, or retry in \(wait) s",
+                    retryAfter: wait
+                )
+            }
+            let claimed = pageHolders.withLock { state in
+                guard state.held < pageShare, !keys.contains(where: state.keys.contains) else { return false }
+                state.held += 1
+                state.keys.formUnion(keys)
+                return true
+            }
+            guard claimed else {
+                throw APIError.rateLimited(
+                    "a photo from this page or network is being read already, or the scanner is busy; retry in a second",
+                    retryAfter: 1
+                )
+            }
+            defer {
+                pageHolders.withLock { state in
+                    state.held -= 1
+                    state.keys.subtract(keys)
+                }
+            }
+            return try await holdingPlace(body)
         }
 
         /// Runs `body` (reading the image, then scanning it) holding one of the ``limit``
