@@ -166,6 +166,12 @@ public struct WebhookSettings: Sendable {
     /// answer holds only its own share.
     public var senders = 16
     public var sendersPerEndpoint = 4
+    /// Deliveries on their way at once to one merchant's endpoints: a merchant whose endpoints
+    /// do not answer holds at most this many senders.
+    public var sendersPerMerchant = 8
+    /// How long an attempt runs before it is cut short when every sender is busy and another
+    /// delivery waits (tried again on the schedule).
+    public var contested: Duration = .seconds(2)
     /// Where endpoints may point: public addresses only by default (`serve
     /// --webhook-allow-private` allows loopback and private networks, for local development).
     public var addresses = WebhookAddressPolicy()
@@ -178,6 +184,8 @@ public struct WebhookSettings: Sendable {
             timeout: timeout,
             batch: senders,
             perEndpoint: sendersPerEndpoint,
+            perMerchant: sendersPerMerchant,
+            contested: contested,
             schedule: schedule
         )
     }

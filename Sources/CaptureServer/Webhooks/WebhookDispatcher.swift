@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
+import Synchronization
 import Tokenizer
 
 /// Sends webhook deliveries from the store's queue until shut down: every `pollInterval` it
@@ -25,6 +26,11 @@ struct WebhookDispatcher: Service {
         var batch = 16
         /// Deliveries sent at once to one endpoint.
         var perEndpoint = 4
+        /// Deliveries sent at once to one merchant's endpoints together.
+        var perMerchant = 8
+        /// How long an attempt runs before it may be cut short while every sender is busy and
+        /// another delivery is due (it is tried again on the schedule).
+        var contested: Duration = .seconds(2)
         var schedule = Payments.WebhookSchedule()
     }
 
@@ -41,46 +47,68 @@ struct WebhookDispatcher: Service {
     }
 
     /// Keeps up to `batch` deliveries on their way: as each one ends, more due ones are
-    /// leased, so that a slow endpoint holds only its own (at most `perEndpoint` at once),
-    /// never the deliveries behind it.
+    /// leased, so that a slow endpoint holds only its own (at most `perEndpoint` at once, and
+    /// its merchant's endpoints together `perMerchant`), never the deliveries behind it. While
+    /// every sender is busy, the attempt that has run longest, past `contested`, is cut short
+    /// when another delivery is due: endpoints that do not answer cannot keep others waiting
+    /// for their whole timeout.
     private func dispatch(with client: HTTPClient) async {
+        struct Sent: Sendable {
+            let id: String
+            let endpointID: String
+            let merchantID: String
+        }
         enum Done: Sendable {
-            case sent(endpointID: String)
+            case sent(Sent)
             case waited
         }
-        let lease = configuration.timeout * 3
+        let leaseTime = configuration.timeout * 3
+        let running = RunningAttempts()
         await withTaskGroup(of: Done.self) { group in
-            // Deliveries on their way, by endpoint.
+            // Deliveries on their way, by endpoint and by merchant.
             var sending: [String: Int] = [:]
+            var sendingByMerchant: [String: Int] = [:]
             var waiting = false
+            func start(_ delivery: DueWebhookDelivery) {
+                let sent = Sent(id: delivery.delivery.id, endpointID: delivery.delivery.endpointID, merchantID: delivery.merchantID)
+                sending[sent.endpointID, default: 0] += 1
+                sendingByMerchant[sent.merchantID, default: 0] += 1
+                group.addTask {
+                    let cut = Cut()
+                    running.add(sent.id, cut: cut)
+                    await send(delivery, with: client, cut: cut)
+                    running.remove(sent.id)
+                    return .sent(sent)
+                }
+            }
+            func lease(_ limit: Int) async -> [DueWebhookDelivery] {
+                do throws(VaultError) {
+                    return try await payments.dueWebhookDeliveries(
+                        limit: limit,
+                        lease: leaseTime,
+                        perEndpoint: configuration.perEndpoint,
+                        perMerchant: configuration.perMerchant,
+                        sending: sending,
+                        sendingByMerchant: sendingByMerchant
+                    )
+                } catch {
+                    if !Task.isCancelled { logger.error("reading the webhook queue failed", metadata: ["code": "\(error.code)"]) }
+                    return []
+                }
+            }
             while !Task.isCancelled {
-                var leased = 0
                 let room = configuration.batch - sending.values.reduce(0, +)
                 if room > 0 {
-                    do throws(VaultError) {
-                        let due = try await payments.dueWebhookDeliveries(
-                            limit: room,
-                            lease: lease,
-                            perEndpoint: configuration.perEndpoint,
-                            sending: sending
-                        )
-                        leased = due.count
-                        for delivery in due {
-                            let endpointID = delivery.delivery.endpointID
-                            sending[endpointID, default: 0] += 1
-                            group.addTask {
-                                await send(delivery, with: client)
-                                return .sent(endpointID: endpointID)
-                            }
-                        }
-                    } catch {
-                        if Task.isCancelled { break }
-                        logger.error("reading the webhook queue failed", metadata: ["code": "\(error.code)"])
-                    }
+                    await lease(room).forEach(start)
+                } else if let longest = running.longest(atLeast: configuration.contested), let next = await lease(1).first {
+                    // Every sender busy, one attempt past its fair time, and a delivery waiting.
+                    running.cut(longest)
+                    start(next)
                 }
-                // Nothing more was due: look again after the poll interval, or sooner when a
+                // Look again after the poll interval (more may be due, or an attempt may have
+                // run past its fair time while every sender is busy), or sooner when a
                 // delivery ends (its endpoint may have more).
-                if leased < room && !waiting {
+                if !waiting {
                     waiting = true
                     group.addTask {
                         try? await Task.sleep(for: configuration.pollInterval)
@@ -88,8 +116,9 @@ struct WebhookDispatcher: Service {
                     }
                 }
                 switch await group.next() {
-                case .sent(let endpointID)?:
-                    sending[endpointID] = sending[endpointID].flatMap { $0 > 1 ? $0 - 1 : nil }
+                case .sent(let sent)?:
+                    sending[sent.endpointID] = sending[sent.endpointID].flatMap { $0 > 1 ? $0 - 1 : nil }
+                    sendingByMerchant[sent.merchantID] = sendingByMerchant[sent.merchantID].flatMap { $0 > 1 ? $0 - 1 : nil }
                 case .waited?:
                     waiting = false
                 case nil:
@@ -102,7 +131,7 @@ struct WebhookDispatcher: Service {
     }
 
     /// Posts one delivery and records the attempt.
-    private func send(_ due: DueWebhookDelivery, with client: HTTPClient) async {
+    private func send(_ due: DueWebhookDelivery, with client: HTTPClient, cut: Cut) async {
         let started = Date()
         let clock = ContinuousClock()
         let start = clock.now
@@ -136,11 +165,21 @@ struct WebhookDispatcher: Service {
             request.headers.add(name: "User-Agent", value: "card-capture-webhooks/1")
             request.headers.add(name: WebhookSignature.headerName, value: WebhookSignature.header(body: due.body, secret: secret, at: started))
             request.body = .bytes(ByteBuffer(bytes: due.body))
-            let response = try await (pinned ?? client).execute(request, timeout: TimeAmount(configuration.timeout), logger: logger)
-            statusCode = Int(response.status.code)
-            // Read (and drop) what the endpoint says, up to a bound, so the connection can be
-            // used again; a longer answer only costs the connection.
-            _ = try? await response.body.collect(upTo: 64 * 1024)
+            // The exchange runs as a task of its own, so that cutting it short leaves this one
+            // free to record the attempt.
+            let exchange = Task { [configuration, logger, pinned] in
+                let response = try await (pinned ?? client).execute(request, timeout: TimeAmount(configuration.timeout), logger: logger)
+                // Read (and drop) what the endpoint says, up to a bound, so the connection can
+                // be used again; a longer answer only costs the connection.
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                return Int(response.status.code)
+            }
+            cut.attach(exchange)
+            statusCode = try await withTaskCancellationHandler {
+                try await exchange.value
+            } onCancel: {
+                exchange.cancel()
+            }
         } catch let error as VaultError {
             failure = error.message
         } catch let error as Undeliverable {
@@ -150,9 +189,14 @@ struct WebhookDispatcher: Service {
         }
         let duration = refused ? .zero : clock.now - start
         if let pinned { try? await pinned.shutdown() }
-        // Cut short by shutdown: not the endpoint's failure. The lease lapses and the delivery
-        // is sent again after the restart.
-        if Task.isCancelled { return }
+        if cut.isSet {
+            statusCode = nil
+            failure = "cut short after \(duration.components.seconds) s without an answer: other deliveries were waiting"
+        } else if Task.isCancelled {
+            // Cut short by shutdown: not the endpoint's failure. The lease lapses and the
+            // delivery is sent again after the restart.
+            return
+        }
         do {
             let outcome = try await payments.recordWebhookAttempt(
                 due,
@@ -175,6 +219,56 @@ struct WebhookDispatcher: Service {
             }
         } catch {
             logger.error("recording a webhook attempt failed", metadata: ["delivery": "\(due.delivery.id)", "code": "\(error.code)"])
+        }
+    }
+
+    /// Cuts one attempt's exchange short to make room (not on shutdown), and remembers that
+    /// it did.
+    final class Cut: Sendable {
+        private let state = Mutex<(isSet: Bool, exchange: Task<Int, any Error>?)>((false, nil))
+
+        var isSet: Bool { state.withLock { $0.isSet } }
+
+        /// The exchange to cancel; cancelled at once when the cut came first.
+        func attach(_ exchange: Task<Int, any Error>) {
+            let already = state.withLock { state in
+                state.exchange = exchange
+                return state.isSet
+            }
+            if already { exchange.cancel() }
+        }
+
+        func set() {
+            let exchange = state.withLock { state in
+                state.isSet = true
+                return state.exchange
+            }
+            exchange?.cancel()
+        }
+    }
+
+    /// The attempts on their way, to cut the longest short.
+    final class RunningAttempts: Sendable {
+        private let attempts = Mutex<[String: (started: ContinuousClock.Instant, cut: Cut)]>([:])
+
+        func add(_ id: String, cut: Cut) {
+            attempts.withLock { $0[id] = (.now, cut) }
+        }
+
+        func remove(_ id: String) {
+            _ = attempts.withLock { $0.removeValue(forKey: id) }
+        }
+
+        /// The attempt that has run longest, when that is at least `least` and it is not cut already.
+        func longest(atLeast least: Duration) -> String? {
+            let now = ContinuousClock.now
+            return attempts.withLock { attempts in
+                attempts.filter { !$0.value.cut.isSet && now - $0.value.started >= least }.min { $0.value.started < $1.value.started }?.key
+            }
+        }
+
+        func cut(_ id: String) {
+            attempts.withLock { $0[id] }?.cut.set()
         }
     }
 

@@ -214,12 +214,15 @@ extension Payments {
 
     /// Leases up to `limit` deliveries that are due, for `lease`: long enough to send one. No
     /// endpoint gets more than `perEndpoint`, counting the caller's deliveries still `sending`
-    /// to it (by endpoint id).
+    /// to it (by endpoint id), and no merchant more than `perMerchant` across its endpoints,
+    /// counting those `sendingByMerchant`.
     public func dueWebhookDeliveries(
         limit: Int,
         lease: Duration,
         perEndpoint: Int? = nil,
-        sending: [String: Int] = [:]
+        perMerchant: Int? = nil,
+        sending: [String: Int] = [:],
+        sendingByMerchant: [String: Int] = [:]
     ) async throws(VaultError) -> [DueWebhookDelivery] {
         let now = vault.configuration.now()
         return try await storing("find due webhook deliveries") {
@@ -228,7 +231,9 @@ extension Payments {
                 leaseUntil: now.addingTimeInterval(lease.seconds),
                 limit: limit,
                 perEndpoint: perEndpoint ?? limit,
-                sending: sending
+                perMerchant: perMerchant ?? limit,
+                sending: sending,
+                sendingByMerchant: sendingByMerchant
             )
         }
     }

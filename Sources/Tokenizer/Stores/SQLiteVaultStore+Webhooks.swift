@@ -104,29 +104,36 @@ extension SQLiteVaultStore {
         leaseUntil: Date,
         limit: Int,
         perEndpoint: Int,
-        sending: [String: Int]
+        perMerchant: Int,
+        sending: [String: Int],
+        sendingByMerchant: [String: Int]
     ) async throws -> [DueWebhookDelivery] {
-        // The deliveries being sent, by endpoint, as a JSON object for json_each.
+        // The deliveries being sent, by endpoint and by merchant, as JSON objects for json_each.
         let busyJSON = String(decoding: try JSONEncoder().encode(sending), as: UTF8.self)
+        let merchantsJSON = String(decoding: try JSONEncoder().encode(sendingByMerchant), as: UTF8.self)
         return try await database.write { db in
-            // Oldest first, but no endpoint past `perEndpoint` at once counting those already
-            // being sent: one endpoint that does not answer cannot take every sender.
+            // Oldest first, but no endpoint past `perEndpoint` and no merchant past
+            // `perMerchant` at once, counting those already being sent: endpoints that do not
+            // answer hold only their merchant's share of the senders.
             let rows = try Row.fetchAll(
                 db,
                 sql: """
                     WITH due AS (
-                      SELECT id, endpoint_id, next_attempt_at,
-                        ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS place
-                      FROM webhook_delivery
-                      WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?))
+                      SELECT d.id, d.endpoint_id, w.merchant_id, d.next_attempt_at,
+                        ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS place,
+                        ROW_NUMBER() OVER (PARTITION BY w.merchant_id ORDER BY d.next_attempt_at, d.id) AS merchant_place
+                      FROM webhook_delivery d JOIN webhook_endpoint w ON w.id = d.endpoint_id
+                      WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?))
                     UPDATE webhook_delivery SET lease_until = ?
                     WHERE id IN (
-                      SELECT due.id FROM due LEFT JOIN json_each(?) AS busy ON busy.key = due.endpoint_id
-                      WHERE due.place + COALESCE(busy.value, 0) <= ?
+                      SELECT due.id FROM due
+                        LEFT JOIN json_each(?) AS busy ON busy.key = due.endpoint_id
+                        LEFT JOIN json_each(?) AS merchant_busy ON merchant_busy.key = due.merchant_id
+                      WHERE due.place + COALESCE(busy.value, 0) <= ? AND due.merchant_place + COALESCE(merchant_busy.value, 0) <= ?
                       ORDER BY due.next_attempt_at, due.id LIMIT ?)
                     RETURNING *
                     """,
-                arguments: [now, now, leaseUntil, busyJSON, perEndpoint, limit]
+                arguments: [now, now, leaseUntil, busyJSON, merchantsJSON, perEndpoint, perMerchant, limit]
             )
             return try rows.map { row in
                 let delivery = try WebhookDeliveryRecord(row: row)
@@ -134,7 +141,7 @@ extension SQLiteVaultStore {
                     let joined = try Row.fetchOne(
                         db,
                         sql: """
-                            SELECT e.body, e.created_at, w.url, w.key_id, w.sealed_secret
+                            SELECT e.body, e.created_at, w.url, w.key_id, w.sealed_secret, w.merchant_id
                             FROM webhook_event e, webhook_endpoint w WHERE e.id = ? AND w.id = ?
                             """,
                         arguments: [delivery.eventID, delivery.endpointID]
@@ -144,6 +151,7 @@ extension SQLiteVaultStore {
                 let secret: Data = joined["sealed_secret"]
                 return DueWebhookDelivery(
                     delivery: delivery,
+                    merchantID: joined["merchant_id"],
                     body: Array(body),
                     endpointURL: joined["url"],
                     keyID: joined["key_id"],

@@ -157,13 +157,16 @@ public protocol VaultStore: Sendable {
     /// Leases up to `limit` pending deliveries due by `now` until `leaseUntil`, atomically, so
     /// that two dispatchers never send one delivery at once; a lease that lapsed (its process
     /// died) is taken over. Oldest first, with at most `perEndpoint` for one endpoint together
-    /// with the caller's deliveries still `sending` to it (counts by endpoint id).
+    /// with the caller's deliveries still `sending` to it (counts by endpoint id), and at most
+    /// `perMerchant` for one merchant together with those `sendingByMerchant`.
     func claimWebhookDeliveries(
         dueBy now: Date,
         leaseUntil: Date,
         limit: Int,
         perEndpoint: Int,
-        sending: [String: Int]
+        perMerchant: Int,
+        sending: [String: Int],
+        sendingByMerchant: [String: Int]
     ) async throws -> [DueWebhookDelivery]
     /// Records an attempt and what follows it, and ends the delivery's lease.
     func finishWebhookAttempt(_ attempt: WebhookAttemptRecord, outcome: WebhookAttemptOutcome) async throws

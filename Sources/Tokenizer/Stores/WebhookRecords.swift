@@ -78,6 +78,8 @@ public struct WebhookAttemptRecord: Sendable, Equatable {
 /// A delivery due now, with what sending it needs: the event's body and the endpoint.
 public struct DueWebhookDelivery: Sendable {
     public var delivery: WebhookDeliveryRecord
+    /// The endpoint's merchant.
+    public var merchantID: String
     public var body: [UInt8]
     public var endpointURL: String
     public var keyID: String

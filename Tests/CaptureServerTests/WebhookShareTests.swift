@@ -1,0 +1,126 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import Tokenizer
+
+@testable import CaptureServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A webhook endpoint that takes the connection and never answers: it listens, and accepts
+/// nothing (the system completes the connections into its backlog, and the request waits there).
+final class Tarpit: Sendable {
+    let port: Int
+    private let socket: Int32
+
+    init() throws {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard socket >= 0, bound == 0, listen(socket, 256) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        self.socket = socket
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(socket) }
+}
+
+/// One merchant's endpoints that never answer must not delay another merchant's webhooks.
+@Suite("Webhook senders shared between merchants")
+struct WebhookShareTests {
+    /// Charges that write one event each for `merchant`'s endpoints.
+    static func charge(_ client: some TestClientProtocol, _ merchant: MerchantKeys, count: Int) async throws {
+        for _ in 0..<count {
+            let (_, tokenData) = try await client.send(.post, "/v1/tokens", key: merchant.publishable, json: visaBody)
+            let token = try decode(TokenBody.self, tokenData)
+            let charge = #"{"token": "\#(token.id)", "amount": 1999, "currency": "EUR"}"#
+            #expect(try await client.send(.post, "/v1/transactions", key: merchant.secret, json: charge).0 == .created)
+        }
+    }
+
+    @Test("six tarpit endpoints and 20 events of one merchant hold at most its share: another merchant's event goes at once")
+    func merchantShare() async throws {
+        let fixture = try await APIFixture()
+        let tarpit = try Tarpit()
+        let receiver = WebhookReceiver()
+        try await receiver.application().test(.live) { hook in
+            var api = CaptureAPI(vault: fixture.vault)
+            api.webhooks = WebhookAPITests.fast()
+            api.webhooks.timeout = .seconds(30)
+            // Cutting attempts short is not what this test looks at.
+            api.webhooks.contested = .seconds(60)
+            try await api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger()).test(.live) { client in
+                for index in 0..<6 {
+                    let url = #"{"url": "http://127.0.0.1:\#(tarpit.port)/t\#(index)"}"#
+                    #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: url).0 == .created)
+                }
+                let live = #"{"url": "http://127.0.0.1:\#(try #require(hook.port))/hook"}"#
+                #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.other.secret, json: live).0 == .created)
+                try await Self.charge(client, fixture.shop, count: 20)
+                // The tarpit's 120 deliveries have taken what they may.
+                try await Task.sleep(for: .milliseconds(300))
+                let start = ContinuousClock.now
+                try await Self.charge(client, fixture.other, count: 1)
+                try await receiver.wait(for: 1)
+                let waited = ContinuousClock.now - start
+                print("webhook share: another merchant's event arrived after \(waited) behind 6 tarpit endpoints and 20 events")
+                #expect(receiver.received.count == 1 && waited < .seconds(10), "waited \(waited)")
+            }
+        }
+    }
+
+    @Test("every sender held by endpoints that do not answer: the longest attempt past 'contested' is cut short for a waiting delivery, and says so")
+    func cutShort() async throws {
+        let fixture = try await APIFixture()
+        let tarpit = try Tarpit()
+        let receiver = WebhookReceiver()
+        try await receiver.application().test(.live) { hook in
+            var api = CaptureAPI(vault: fixture.vault)
+            api.webhooks = WebhookAPITests.fast()
+            api.webhooks.timeout = .seconds(30)
+            api.webhooks.senders = 4
+            api.webhooks.sendersPerMerchant = 4
+            api.webhooks.contested = .seconds(1)
+            try await api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger()).test(.live) { client in
+                let url = #"{"url": "http://127.0.0.1:\#(tarpit.port)/t"}"#
+                let (_, endpointData) = try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: url)
+                let tarpitID = try #require((try JSONSerialization.jsonObject(with: endpointData) as? [String: Any])?["id"] as? String)
+                let live = #"{"url": "http://127.0.0.1:\#(try #require(hook.port))/hook"}"#
+                #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.other.secret, json: live).0 == .created)
+                try await Self.charge(client, fixture.shop, count: 8)
+                try await Task.sleep(for: .milliseconds(300))
+                let start = ContinuousClock.now
+                try await Self.charge(client, fixture.other, count: 1)
+                try await receiver.wait(for: 1)
+                let waited = ContinuousClock.now - start
+                print("webhook cut short: another merchant's event arrived after \(waited) with every sender on a tarpit")
+                #expect(receiver.received.count == 1 && waited < .seconds(10), "waited \(waited)")
+                // The attempt cut short is recorded as such, and its delivery is tried again later.
+                var errors: [String] = []
+                let deadline = ContinuousClock.now + .seconds(10)
+                repeat {
+                    let (_, listData) = try await client.send(.get, "/v1/webhook_endpoints/\(tarpitID)/deliveries", key: fixture.shop.secret)
+                    let list = try JSONSerialization.jsonObject(with: listData) as? [String: Any]
+                    errors = (list?["data"] as? [[String: Any]] ?? []).flatMap {
+                        ($0["attempts"] as? [[String: Any]] ?? []).compactMap { $0["error"] as? String }
+                    }
+                    if !errors.isEmpty { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                } while ContinuousClock.now < deadline
+                #expect(errors.contains { $0.hasPrefix("cut short after 1 s without an answer") }, "\(errors)")
+            }
+        }
+    }
+}
