@@ -161,7 +161,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CaptureCLITests",
-            dependencies: ["capture-cli"],
+            // Tokenizer for what a test signs as the server would.
+            dependencies: ["capture-cli", "Tokenizer"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -77,6 +77,8 @@ public struct CaptureAPI: Sendable {
         let router = Router(context: APIContext.self)
         router.middlewares.add(RequestLogMiddleware(metrics: metrics))
         router.middlewares.add(BodyDrainMiddleware())
+        let overHTTPS = publicURL?.lowercased().hasPrefix("https:") ?? false
+        if overHTTPS { router.middlewares.add(StrictTransportMiddleware()) }
         router.get("healthz") { _, _ in ["status": "ok"] }
         router.get("openapi.json") { _, _ in APIJSON.response(.ok, Self.openAPIDocument) }
         router.get("metrics") { _, _ in
@@ -92,7 +94,6 @@ public struct CaptureAPI: Sendable {
         PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)
         CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL).add(to: v1)
         WebhookRoutes(payments: payments, idempotent: idempotent).add(to: v1)
-        let overHTTPS = publicURL?.lowercased().hasPrefix("https:") ?? false
         CheckoutPageRoutes(
             payments: payments,
             scanning: scanning,

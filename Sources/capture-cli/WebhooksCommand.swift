@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Synchronization
 import Tokenizer
 
 /// `capture-cli webhooks`: a backend developer's side of webhooks.
@@ -19,8 +20,9 @@ struct WebhooksCommand: AsyncParsableCommand {
             discussion: """
                 Register the address it prints with POST /v1/webhook_endpoints, then give the secret that answer \
                 showed. Each event signed with that secret is answered 204 and printed as a line (its type, its id and \
-                its object's id; the whole event with --json); anything else is answered 400 and told on standard error. \
-                Runs until interrupted.
+                its object's id; the whole event with --json), once: an event id received in the last 24 hours (a retry, \
+                or a replayed request) is answered 204 and not printed again. Anything else is answered 400 and told on \
+                standard error. Runs until interrupted.
                 """
         )
 
@@ -46,6 +48,7 @@ struct WebhooksCommand: AsyncParsableCommand {
         func run() async throws {
             let secret = secret ?? ProcessInfo.processInfo.environment["CAPTURE_WEBHOOK_SECRET"] ?? ""
             let json = json
+            let seen = SeenEvents()
             let router = Router()
             router.post("**") { request, _ -> Response in
                 let body = Array(try await request.body.collect(upTo: 1 << 20).readableBytesView)
@@ -56,6 +59,13 @@ struct WebhooksCommand: AsyncParsableCommand {
                             + "within 5 minutes of now (answered 400)"
                     )
                     return Response(status: .badRequest)
+                }
+                // A signed event comes again when a 2xx was lost on the way (the server retries
+                // it), or when someone replays a request they saw: acknowledged, told once.
+                let id = (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["id"] as? String
+                if let id, !seen.insert(id, at: Date()) {
+                    Terminal.writeError("capture-cli: \(id) came again; already received, not printed twice (answered 204)")
+                    return Response(status: .noContent)
                 }
                 Self.print(json ? String(decoding: body, as: UTF8.self) : Self.summary(of: body))
                 return Response(status: .noContent)
@@ -72,6 +82,36 @@ struct WebhooksCommand: AsyncParsableCommand {
                 logger: logger
             )
             try await app.runService()
+        }
+
+        /// The event ids received in the last day (the server's retries stop after 24 hours),
+        /// at most ``limit`` of them, the oldest forgotten first.
+        final class SeenEvents: Sendable {
+            static let limit = 100_000
+            static let window: TimeInterval = 24 * 60 * 60
+            private let state = Mutex<(times: [String: Date], order: [(String, Date)], start: Int)>(([:], [], 0))
+
+            /// Whether `id` is new; it is remembered from now.
+            func insert(_ id: String, at now: Date) -> Bool {
+                state.withLock { state in
+                    // Forget what is past the window or over the limit, oldest first.
+                    while state.start < state.order.count,
+                        state.order.count - state.start >= Self.limit || now.timeIntervalSince(state.order[state.start].1) > Self.window
+                    {
+                        let (old, when) = state.order[state.start]
+                        if state.times[old] == when { state.times[old] = nil }
+                        state.start += 1
+                    }
+                    if state.start > 1024 && state.start * 2 > state.order.count {
+                        state.order.removeFirst(state.start)
+                        state.start = 0
+                    }
+                    guard state.times[id] == nil else { return false }
+                    state.times[id] = now
+                    state.order.append((id, now))
+                    return true
+                }
+            }
         }
 
         /// `type evt_… object_id` for a line on a terminal.

@@ -148,7 +148,7 @@ struct CheckoutCommandTests {
     static func payOnPage(_ url: String) throws {
         var request = URLRequest(url: try #require(URL(string: url)))
         let (page, cookie) = try fetch(request)
-        let token = try #require(page.firstMatch(of: /name="csrf" value="([0-9a-f]+)"/)).1
+        let token = try #require(page.firstMatch(of: /name="csrf" value="([0-9a-f.]+)"/)).1
         request.httpMethod = "POST"
         request.setValue(cookie, forHTTPHeaderField: "Cookie")
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Tokenizer
 
 #if canImport(Glibc)
 import Glibc
@@ -84,6 +85,25 @@ struct WebhooksCommandTests {
             #expect(forged == 400)
             #expect(Self.wait(for: "refused", in: err).contains("no Capture-Signature of this body under this secret"))
             #expect(!((try? String(contentsOf: out, encoding: .utf8)) ?? "").contains("completed"), "a forged event printed")
+
+            // A signed event sent twice (a retry whose 2xx was lost, or a replay of a request
+            // seen on the way) is acknowledged both times and printed once.
+            let event = Data(#"{"id": "evt_replayed0001", "type": "checkout_session.completed", "data": {"object": {"id": "cs_x"}}}"#.utf8)
+            let signature = WebhookSignature.header(body: Array(event), secret: signingSecret, at: Date())
+            for _ in 0..<2 {
+                let (status, _) = try http(
+                    "POST",
+                    "http://127.0.0.1:\(port)/hooks",
+                    key: nil,
+                    type: "application/json",
+                    body: event,
+                    headers: [WebhookSignature.headerName: signature]
+                )
+                #expect(status == 204)
+            }
+            #expect(Self.wait(for: "evt_replayed0001 came again", in: err).contains("already received, not printed twice"))
+            let lines = ((try? String(contentsOf: out, encoding: .utf8)) ?? "").split(separator: "\n")
+            #expect(lines.filter { $0.contains("evt_replayed0001") }.count == 1, "\(lines)")
         }
     }
 

@@ -48,9 +48,11 @@ struct APIFixture {
     let other: MerchantKeys
     let logs = LogRecorder()
 
-    init() async throws {
+    /// `now`: the vault's clock, when a test moves time.
+    init(now: (@Sendable () -> Date)? = nil) async throws {
         let keys = KeyRing(masterKey: SymmetricKey(size: .bits256))
-        vault = try await Vault.open(store: try SQLiteVaultStore.inMemory(), keys: keys)
+        let configuration = now.map { Vault.Configuration(now: $0) } ?? Vault.Configuration()
+        vault = try await Vault.open(store: try SQLiteVaultStore.inMemory(), keys: keys, configuration: configuration)
         shop = try await vault.createMerchant(named: "shop")
         other = try await vault.createMerchant(named: "other")
     }
@@ -59,9 +61,11 @@ struct APIFixture {
         scanner: CardScanner? = nil,
         scanLimit: Int? = nil,
         tokenRateLimit: Int? = nil,
-        processor: any Processor = SandboxProcessor()
+        processor: any Processor = SandboxProcessor(),
+        publicURL: String? = nil
     ) -> some ApplicationProtocol {
         var api = CaptureAPI(vault: vault, scanner: scanner, processor: processor)
+        api.publicURL = publicURL
         // Webhook endpoints' names from a table, not the network; the policy as served.
         api.webhooks.addresses = WebhookAddressPolicy(resolve: { name in
             ["shop.example": [[93, 184, 215, 14]], "quick.example": [[93, 184, 215, 16]], "intranet.example": [[10, 1, 2, 3]]][name] ?? []

@@ -23,8 +23,10 @@ extension CheckoutPageRoutes {
         notice: CheckoutPages.Notice? = nil,
         forward: Bool = false
     ) -> Response {
-        let sent = request.cookies[Self.nonceCookie]?.value
-        let nonce = sent.flatMap { Self.isNonce($0) ? $0 : nil } ?? Payments.newPageFormNonce()
+        // The browser's cookie when this vault issued it, else a new one.
+        let sent = request.cookies[cookieName]?.value
+        let cookieValue = sent.flatMap { payments.pageCookieNonce($0) != nil ? $0 : nil } ?? payments.newPageCookie()
+        let nonce = payments.pageCookieNonce(cookieValue) ?? ""
         let amount = CheckoutPages.money(session.amount, currency: session.currency)
         var view = CheckoutPages.View(
             title: "Pay \(merchant.isEmpty ? amount : merchant)",
@@ -42,6 +44,10 @@ extension CheckoutPageRoutes {
             view.cancel = true
             if session.attempts < Payments.checkoutAttemptLimit {
                 view.form = shown(form)
+                if session.savePaymentMethod {
+                    let who = merchant.isEmpty ? "The shop" : merchant
+                    view.saving = "\(who) will keep this card, encrypted, to charge it again later; the security code is not kept."
+                }
             } else {
                 view.notice = CheckoutPages.Notice(
                     kind: "error",
@@ -54,10 +60,12 @@ extension CheckoutPageRoutes {
             if !forward { view.ended?.forward = nil }
         }
         var response = html(status, pages.render(view))
+        // Over https the name's __Host- prefix makes the browser keep it to this host, secure,
+        // for the whole site (Path=/); over http (development) it cannot have one.
         if let cookie = try? Cookie.validated(
-            name: Self.nonceCookie,
-            value: nonce,
-            path: "/pay",
+            name: cookieName,
+            value: cookieValue,
+            path: secureCookies ? "/" : "/pay",
             secure: secureCookies,
             httpOnly: true,
             sameSite: .strict
@@ -219,7 +227,8 @@ extension CheckoutPageRoutes {
 
     // MARK: - The form's cookie
 
-    static func isNonce(_ text: String) -> Bool {
-        text.utf8.count == 32 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    /// The form cookie's name: `__Host-capture_pay` over https, `capture_pay` over http.
+    var cookieName: String {
+        secureCookies ? "__Host-" + Self.nonceCookie : Self.nonceCookie
     }
 }

@@ -206,7 +206,7 @@ struct CheckoutPageRoutes {
     }
 
     func formTokenIsValid(_ token: String?, sessionID: String, request: Request) -> Bool {
-        guard let token, let nonce = request.cookies[Self.nonceCookie]?.value, Self.isNonce(nonce) else { return false }
+        guard let token, let value = request.cookies[cookieName]?.value, let nonce = payments.pageCookieNonce(value) else { return false }
         return payments.pageFormTokenIsValid(token, sessionID: sessionID, nonce: nonce)
     }
 }

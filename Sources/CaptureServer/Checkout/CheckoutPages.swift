@@ -80,6 +80,9 @@ struct CheckoutPages: Sendable {
         /// Whether the buyer may cancel (the session is open).
         var cancel: Bool
         var ended: Ended?
+        /// Said above the Pay button when the session saves the card for the merchant's
+        /// client (`save_payment_method`): the buyer is told before paying.
+        var saving: String? = nil
     }
 
     struct Summary {

@@ -41,19 +41,45 @@ extension Payments {
         CardValidator(clock: CardClock(now: vault.configuration.now))
     }
 
-    /// A new random nonce for a browser's page cookie: 128 bits, lower-case hex.
-    public static func newPageFormNonce() -> String {
-        KeyRing.hex(SymmetricKey(size: .bits128))
+    /// How long a page's form stays good: a form older than this is refused ("this form had
+    /// expired"), and the page shown with it carries a new one.
+    public static let pageFormLifetime: Double = 60 * 60
+
+    /// A new value for a browser's page cookie, issued by this vault: a random 128-bit nonce
+    /// and its tag, `nonce.tag`, lower-case hex.
+    public func newPageCookie() -> String {
+        let nonce = KeyRing.hex(SymmetricKey(size: .bits128))
+        return nonce + "." + vault.keys.pageCookieTag(nonce: nonce)
     }
 
-    /// The page's anti-forgery token for the browser whose cookie holds `nonce`.
+    /// The nonce of a page cookie this vault issued; nil for any other value.
+    public func pageCookieNonce(_ value: String) -> String? {
+        let parts = value.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].utf8.count == 32, Self.isLowerHex(parts[0]) else { return nil }
+        let nonce = String(parts[0])
+        return vault.keys.pageCookieTagIsValid(String(parts[1]), nonce: nonce) ? nonce : nil
+    }
+
+    /// The page's anti-forgery token for the browser whose cookie holds `nonce`, issued now:
+    /// `issued.code`, good for ``pageFormLifetime``.
     public func pageFormToken(sessionID: String, nonce: String) -> String {
-        vault.keys.pageFormToken(sessionID: sessionID, nonce: nonce)
+        let issued = Int(vault.configuration.now().timeIntervalSince1970)
+        return "\(issued)." + vault.keys.pageFormCode(sessionID: sessionID, nonce: nonce, issued: issued)
     }
 
-    /// Whether a posted form's token belongs to this session and this browser's cookie.
+    /// Whether a posted form's token belongs to this session and this browser's cookie, and is
+    /// younger than ``pageFormLifetime``.
     public func pageFormTokenIsValid(_ token: String, sessionID: String, nonce: String) -> Bool {
-        vault.keys.pageFormTokenIsValid(token, sessionID: sessionID, nonce: nonce)
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].utf8.count <= 12, let issued = Int(parts[0]) else { return false }
+        let age = vault.configuration.now().timeIntervalSince1970 - Double(issued)
+        // A minute's grace the other way, for servers sharing a vault with clocks apart.
+        guard age <= Self.pageFormLifetime, age >= -60 else { return false }
+        return vault.keys.pageFormCodeIsValid(String(parts[1]), sessionID: sessionID, nonce: nonce, issued: issued)
+    }
+
+    private static func isLowerHex(_ text: Substring) -> Bool {
+        text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
     }
 }
 

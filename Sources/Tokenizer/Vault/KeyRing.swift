@@ -109,17 +109,29 @@ public struct KeyRing: Sendable {
         return Self.hex(mac.finalize())
     }
 
-    /// The hosted page's anti-forgery token for a form of `sessionID` shown to the browser
-    /// holding `nonce` (its cookie): HMAC-SHA256, hex. Another site can make a browser post
-    /// the form, but cannot read the token that goes with the browser's cookie.
-    func pageFormToken(sessionID: String, nonce: String) -> String {
-        Self.hex(HMAC<SHA256>.authenticationCode(for: Array((sessionID + ":" + nonce).utf8), using: pageFormKey))
+    /// The hosted page's anti-forgery code for a form of `sessionID` shown at `issued` (Unix
+    /// seconds) to the browser holding `nonce` (its cookie): HMAC-SHA256, hex. Another site can
+    /// make a browser post the form, but cannot read the code that goes with its cookie.
+    func pageFormCode(sessionID: String, nonce: String, issued: Int) -> String {
+        Self.hex(HMAC<SHA256>.authenticationCode(for: Array("form \(sessionID):\(nonce):\(issued)".utf8), using: pageFormKey))
     }
 
-    /// Whether `token` is ``pageFormToken(sessionID:nonce:)``'s, compared in constant time.
-    func pageFormTokenIsValid(_ token: String, sessionID: String, nonce: String) -> Bool {
-        guard let code = Self.bytes(fromHex: token) else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Array((sessionID + ":" + nonce).utf8), using: pageFormKey)
+    /// Whether `code` is ``pageFormCode(sessionID:nonce:issued:)``'s, compared in constant time.
+    func pageFormCodeIsValid(_ code: String, sessionID: String, nonce: String, issued: Int) -> Bool {
+        guard let bytes = Self.bytes(fromHex: code) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Array("form \(sessionID):\(nonce):\(issued)".utf8), using: pageFormKey)
+    }
+
+    /// The tag that shows a page cookie's nonce was issued by this vault (HMAC-SHA256, hex):
+    /// a value a client chose is not taken.
+    func pageCookieTag(nonce: String) -> String {
+        Self.hex(HMAC<SHA256>.authenticationCode(for: Array("cookie \(nonce)".utf8), using: pageFormKey))
+    }
+
+    /// Whether `tag` is ``pageCookieTag(nonce:)``'s, compared in constant time.
+    func pageCookieTagIsValid(_ tag: String, nonce: String) -> Bool {
+        guard let bytes = Self.bytes(fromHex: tag) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Array("cookie \(nonce)".utf8), using: pageFormKey)
     }
 
     /// What the store keeps of an API key: a keyed hash (HMAC-SHA256), hex. A copy of the
