@@ -287,6 +287,25 @@ def without_javascript(vault: Vault, site: ReturnSite, shots: str):
         driver.quit()
 
 
+def saving(vault: Vault, site: ReturnSite, shots: str):
+    print("a session that saves the card")
+    client = vault.api("POST", "/v1/clients", {"email": "alex@example.com"})
+    session = vault.session(site, client=client["id"], save_payment_method=True)
+    driver = browser(1280, 900)
+    try:
+        driver.get(session["url"])
+        said = driver.find_element(By.ID, "saving")
+        check(said.is_displayed() and "Corner Café will keep this card" in said.text, "the buyer is told the card is kept, before paying")
+        driver.save_screenshot(os.path.join(shots, "checkout-saving.png"))
+        fill(driver, VISA)
+        driver.find_element(By.ID, "pay").click()
+        landed(driver, site, "/done")
+        methods = vault.api("GET", "/v1/clients/%s/payment_methods" % client["id"])
+        check([method["card"]["last4"] for method in methods["data"]] == ["4242"], "the card is saved for the client")
+    finally:
+        driver.quit()
+
+
 def cancel(vault: Vault, site: ReturnSite, shots: str):
     print("cancel")
     session = vault.session(site)
@@ -386,9 +405,9 @@ def main():
     vault = Vault(arguments.cli, folder)
     try:
         endpoint = vault.api("POST", "/v1/webhook_endpoints", {"url": site.url("/webhook")})
-        for flow in (desktop, phone, without_javascript, cancel):
+        for flow in (desktop, phone, without_javascript, saving, cancel):
             flow(vault, site, arguments.artifacts)
-        payments = 3 + spellings(vault, site, arguments.artifacts)
+        payments = 4 + spellings(vault, site, arguments.artifacts)
         webhooks(site, endpoint["secret"], payments)
         with open(vault.log) as log:
             text = log.read()
