@@ -50,6 +50,23 @@ struct WebhookShareTests {
         }
     }
 
+    /// The other merchant's endpoint at the receiver, then one of its events after the first
+    /// merchant's have taken what they may: how long it took to arrive.
+    static func otherMerchantWait(
+        _ client: some TestClientProtocol,
+        _ fixture: APIFixture,
+        receiver: WebhookReceiver,
+        port: Int?
+    ) async throws -> Duration {
+        let live = #"{"url": "http://127.0.0.1:\#(try #require(port))/hook"}"#
+        #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.other.secret, json: live).0 == .created)
+        try await Task.sleep(for: .milliseconds(300))
+        let start = ContinuousClock.now
+        try await Self.charge(client, fixture.other, count: 1)
+        try await receiver.wait(for: 1)
+        return ContinuousClock.now - start
+    }
+
     @Test("six tarpit endpoints and 20 events of one merchant hold at most its share: another merchant's event goes at once")
     func merchantShare() async throws {
         let fixture = try await APIFixture()
@@ -66,15 +83,9 @@ struct WebhookShareTests {
                     let url = #"{"url": "http://127.0.0.1:\#(tarpit.port)/t\#(index)"}"#
                     #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: url).0 == .created)
                 }
-                let live = #"{"url": "http://127.0.0.1:\#(try #require(hook.port))/hook"}"#
-                #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.other.secret, json: live).0 == .created)
+                // The tarpit's 120 deliveries take what they may.
                 try await Self.charge(client, fixture.shop, count: 20)
-                // The tarpit's 120 deliveries have taken what they may.
-                try await Task.sleep(for: .milliseconds(300))
-                let start = ContinuousClock.now
-                try await Self.charge(client, fixture.other, count: 1)
-                try await receiver.wait(for: 1)
-                let waited = ContinuousClock.now - start
+                let waited = try await Self.otherMerchantWait(client, fixture, receiver: receiver, port: hook.port)
                 print("webhook share: another merchant's event arrived after \(waited) behind 6 tarpit endpoints and 20 events")
                 #expect(receiver.received.count == 1 && waited < .seconds(10), "waited \(waited)")
             }
@@ -97,14 +108,8 @@ struct WebhookShareTests {
                 let url = #"{"url": "http://127.0.0.1:\#(tarpit.port)/t"}"#
                 let (_, endpointData) = try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: url)
                 let tarpitID = try #require((try JSONSerialization.jsonObject(with: endpointData) as? [String: Any])?["id"] as? String)
-                let live = #"{"url": "http://127.0.0.1:\#(try #require(hook.port))/hook"}"#
-                #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.other.secret, json: live).0 == .created)
                 try await Self.charge(client, fixture.shop, count: 8)
-                try await Task.sleep(for: .milliseconds(300))
-                let start = ContinuousClock.now
-                try await Self.charge(client, fixture.other, count: 1)
-                try await receiver.wait(for: 1)
-                let waited = ContinuousClock.now - start
+                let waited = try await Self.otherMerchantWait(client, fixture, receiver: receiver, port: hook.port)
                 print("webhook cut short: another merchant's event arrived after \(waited) with every sender on a tarpit")
                 #expect(receiver.received.count == 1 && waited < .seconds(10), "waited \(waited)")
                 // The attempt cut short is recorded as such, and its delivery is tried again later.
