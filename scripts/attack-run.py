@@ -52,14 +52,6 @@ def call(method, url, body=None, headers=None, timeout=60):
         return error.code, error.headers, error.read()
 
 
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
-
-
-urllib.request.install_opener(urllib.request.build_opener(NoRedirect))
-
-
 class Server:
     def __init__(self, cli: str, folder: str):
         self.database = os.path.join(folder, "vault.sqlite")
@@ -76,17 +68,13 @@ class Server:
             stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
         deadline = time.time() + 60
         while time.time() < deadline:
-            if self.listening() and call("GET", self.url("/healthz"), timeout=2)[0] == 200:
-                return
+            try:
+                if call("GET", self.url("/healthz"), timeout=2)[0] == 200:
+                    return
+            except OSError:
+                pass
             time.sleep(0.2)
         raise SystemExit("attack-run: the server did not start; see " + self.log)
-
-    def listening(self) -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-            return True
-        except OSError:
-            return False
 
     def url(self, path: str) -> str:
         return "http://127.0.0.1:%d%s" % (self.port, path)

@@ -85,30 +85,21 @@ struct WebhooksCommand: AsyncParsableCommand {
         }
 
         /// The event ids received in the last day (the server's retries stop after 24 hours),
-        /// at most ``limit`` of them, the oldest forgotten first.
+        /// at most ``limit`` of them: at the limit, those past the day go, then the oldest.
         final class SeenEvents: Sendable {
             static let limit = 100_000
             static let window: TimeInterval = 24 * 60 * 60
-            private let state = Mutex<(times: [String: Date], order: [(String, Date)], start: Int)>(([:], [], 0))
+            private let times = Mutex<[String: Date]>([:])
 
-            /// Whether `id` is new; it is remembered from now.
+            /// Whether `id` is new (or last seen more than a day ago); it is remembered from now.
             func insert(_ id: String, at now: Date) -> Bool {
-                state.withLock { state in
-                    // Forget what is past the window or over the limit, oldest first.
-                    while state.start < state.order.count,
-                        state.order.count - state.start >= Self.limit || now.timeIntervalSince(state.order[state.start].1) > Self.window
-                    {
-                        let (old, when) = state.order[state.start]
-                        if state.times[old] == when { state.times[old] = nil }
-                        state.start += 1
+                times.withLock { times in
+                    if let seen = times[id], now.timeIntervalSince(seen) <= Self.window { return false }
+                    if times.count >= Self.limit {
+                        times = times.filter { now.timeIntervalSince($0.value) <= Self.window }
+                        if times.count >= Self.limit, let oldest = times.min(by: { $0.value < $1.value }) { times[oldest.key] = nil }
                     }
-                    if state.start > 1024 && state.start * 2 > state.order.count {
-                        state.order.removeFirst(state.start)
-                        state.start = 0
-                    }
-                    guard state.times[id] == nil else { return false }
-                    state.times[id] = now
-                    state.order.append((id, now))
+                    times[id] = now
                     return true
                 }
             }

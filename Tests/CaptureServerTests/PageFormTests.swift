@@ -21,7 +21,7 @@ struct PageFormTests {
     func issuedCookie() async throws {
         let fixture = try await APIFixture()
         let payments = Payments(vault: fixture.vault, processor: SandboxProcessor())
-        let issued = payments.newPageCookie()
+        let issued = payments.newPageCookie().value
         #expect(payments.pageCookieNonce(issued) != nil)
         let chosen = String(repeating: "ab", count: 16)
         #expect(payments.pageCookieNonce(chosen) == nil)

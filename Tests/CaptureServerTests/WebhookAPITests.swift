@@ -250,15 +250,7 @@ struct WebhookAPITests {
                     #expect(try await client.send(.post, "/v1/checkout_sessions/\(id)/cancel", key: merchant.secret).0 == .ok)
                 }
                 try await receiver.wait(for: 1)
-                var attempt: [String: Any] = [:]
-                let deadline = ContinuousClock.now + .seconds(30)
-                repeat {
-                    let (_, listData) = try await client.send(.get, "/v1/webhook_endpoints/\(reboundID)/deliveries", key: fixture.other.secret)
-                    let list = try JSONSerialization.jsonObject(with: listData) as? [String: Any]
-                    attempt = ((list?["data"] as? [[String: Any]])?.first?["attempts"] as? [[String: Any]])?.first ?? [:]
-                    if !attempt.isEmpty { break }
-                    try await Task.sleep(for: .milliseconds(20))
-                } while ContinuousClock.now < deadline
+                let attempt = try await client.webhookAttempts(endpoint: reboundID, key: fixture.other.secret).first ?? [:]
                 #expect(attempt["error"] as? String == WebhookAddressPolicy.refusal)
                 #expect(attempt["status_code"] == nil && attempt["duration_ms"] as? Int == 0)
                 // Only the pinned endpoint's event arrived: nothing went to the rebound name.
@@ -342,15 +334,7 @@ struct WebhookAPITests {
                 json: #"{"token": "\#(token.id)", "amount": 1999, "currency": "EUR"}"#
             )
             #expect(charged == .created)
-            var attempts: [[String: Any]] = []
-            let deadline = ContinuousClock.now + .seconds(30)
-            repeat {
-                let (_, listData) = try await client.send(.get, "/v1/webhook_endpoints/\(endpoint.id)/deliveries", key: merchant.secret)
-                let list = try JSONSerialization.jsonObject(with: listData) as? [String: Any]
-                attempts = ((list?["data"] as? [[String: Any]])?.first?["attempts"] as? [[String: Any]]) ?? []
-                if !attempts.isEmpty { break }
-                try await Task.sleep(for: .milliseconds(20))
-            } while ContinuousClock.now < deadline
+            let attempts = try await client.webhookAttempts(endpoint: endpoint.id, key: merchant.secret)
             let error = try #require(attempts.first?["error"] as? String)
             #expect(error.contains("port 65536") && attempts.first?["status_code"] as? Int == nil)
             let (health, _) = try await client.send(.get, "/healthz", key: nil)
@@ -401,6 +385,22 @@ struct WebhookAPITests {
 
 /// A vault's file in a fresh folder, removed afterwards, and a way to open it (again, as a
 /// restarted server does) under the same key.
+extension TestClientProtocol {
+    /// The attempts listed for an endpoint's deliveries, newest delivery first, as soon as there
+    /// are any; none when `within` passes without one.
+    func webhookAttempts(endpoint: String, key: String, within: Duration = .seconds(30)) async throws -> [[String: Any]] {
+        let deadline = ContinuousClock.now + within
+        repeat {
+            let (_, listData) = try await send(.get, "/v1/webhook_endpoints/\(endpoint)/deliveries", key: key)
+            let list = try JSONSerialization.jsonObject(with: listData) as? [String: Any]
+            let attempts = (list?["data"] as? [[String: Any]] ?? []).flatMap { $0["attempts"] as? [[String: Any]] ?? [] }
+            if !attempts.isEmpty { return attempts }
+            try await Task.sleep(for: .milliseconds(20))
+        } while ContinuousClock.now < deadline
+        return []
+    }
+}
+
 func withTemporaryVault(_ body: (_ open: @escaping @Sendable () async throws -> Vault) async throws -> Void) async throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("webhook-tests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -50,25 +50,17 @@ struct WebhookShareTests {
         }
     }
 
-    /// The other merchant's endpoint at the receiver, then one of its events after the first
-    /// merchant's have taken what they may: how long it took to arrive.
-    static func otherMerchantWait(
-        _ client: some TestClientProtocol,
-        _ fixture: APIFixture,
-        receiver: WebhookReceiver,
-        port: Int?
-    ) async throws -> Duration {
-        let live = #"{"url": "http://127.0.0.1:\#(try #require(port))/hook"}"#
-        #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.other.secret, json: live).0 == .created)
-        try await Task.sleep(for: .milliseconds(300))
-        let start = ContinuousClock.now
-        try await Self.charge(client, fixture.other, count: 1)
-        try await receiver.wait(for: 1)
-        return ContinuousClock.now - start
-    }
-
-    @Test("six tarpit endpoints and 20 events of one merchant hold at most its share: another merchant's event goes at once")
-    func merchantShare() async throws {
+    /// A live server with webhook settings `configure`d, a tarpit and a receiver; `body` gets
+    /// the client and, after the first merchant's events have taken what they may, how long
+    /// the other merchant's event took to reach the receiver.
+    static func run(
+        configure: @escaping @Sendable (inout WebhookSettings) -> Void,
+        body:
+            @escaping @Sendable (
+                _ client: any TestClientProtocol, _ fixture: APIFixture, _ tarpit: Tarpit, _ otherMerchantWait: () async throws -> Duration
+            )
+            async throws -> Void
+    ) async throws {
         let fixture = try await APIFixture()
         let tarpit = try Tarpit()
         let receiver = WebhookReceiver()
@@ -76,56 +68,64 @@ struct WebhookShareTests {
             var api = CaptureAPI(vault: fixture.vault)
             api.webhooks = WebhookAPITests.fast()
             api.webhooks.timeout = .seconds(30)
-            // Cutting attempts short is not what this test looks at.
-            api.webhooks.contested = .seconds(60)
+            configure(&api.webhooks)
             try await api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger()).test(.live) { client in
+                try await body(client, fixture, tarpit) {
+                    let live = #"{"url": "http://127.0.0.1:\#(try #require(hook.port))/hook"}"#
+                    #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.other.secret, json: live).0 == .created)
+                    try await Task.sleep(for: .milliseconds(300))
+                    let start = ContinuousClock.now
+                    try await Self.charge(client, fixture.other, count: 1)
+                    try await receiver.wait(for: 1)
+                    #expect(receiver.received.count == 1)
+                    return ContinuousClock.now - start
+                }
+            }
+        }
+    }
+
+    @Test("six tarpit endpoints and 20 events of one merchant hold at most its share: another merchant's event goes at once")
+    func merchantShare() async throws {
+        // Cutting attempts short is not what this test looks at.
+        try await Self.run(
+            configure: { $0.contested = .seconds(60) },
+            body: { client, fixture, tarpit, otherMerchantWait in
                 for index in 0..<6 {
                     let url = #"{"url": "http://127.0.0.1:\#(tarpit.port)/t\#(index)"}"#
                     #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: url).0 == .created)
                 }
                 // The tarpit's 120 deliveries take what they may.
                 try await Self.charge(client, fixture.shop, count: 20)
-                let waited = try await Self.otherMerchantWait(client, fixture, receiver: receiver, port: hook.port)
+                let waited = try await otherMerchantWait()
                 print("webhook share: another merchant's event arrived after \(waited) behind 6 tarpit endpoints and 20 events")
-                #expect(receiver.received.count == 1 && waited < .seconds(10), "waited \(waited)")
+                #expect(waited < .seconds(10), "waited \(waited)")
             }
-        }
+        )
     }
 
     @Test("every sender held by endpoints that do not answer: the longest attempt past 'contested' is cut short for a waiting delivery, and says so")
     func cutShort() async throws {
-        let fixture = try await APIFixture()
-        let tarpit = try Tarpit()
-        let receiver = WebhookReceiver()
-        try await receiver.application().test(.live) { hook in
-            var api = CaptureAPI(vault: fixture.vault)
-            api.webhooks = WebhookAPITests.fast()
-            api.webhooks.timeout = .seconds(30)
-            api.webhooks.senders = 4
-            api.webhooks.sendersPerMerchant = 4
-            api.webhooks.contested = .seconds(1)
-            try await api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger()).test(.live) { client in
+        let settings: @Sendable (inout WebhookSettings) -> Void = { webhooks in
+            webhooks.senders = 4
+            webhooks.sendersPerMerchant = 4
+            webhooks.contested = .seconds(1)
+        }
+        try await Self.run(
+            configure: settings,
+            body: { client, fixture, tarpit, otherMerchantWait in
                 let url = #"{"url": "http://127.0.0.1:\#(tarpit.port)/t"}"#
                 let (_, endpointData) = try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: url)
-                let tarpitID = try #require((try JSONSerialization.jsonObject(with: endpointData) as? [String: Any])?["id"] as? String)
+                let tarpitID = try decode(WebhookAPITests.Endpoint.self, endpointData).id
                 try await Self.charge(client, fixture.shop, count: 8)
-                let waited = try await Self.otherMerchantWait(client, fixture, receiver: receiver, port: hook.port)
+                let waited = try await otherMerchantWait()
                 print("webhook cut short: another merchant's event arrived after \(waited) with every sender on a tarpit")
-                #expect(receiver.received.count == 1 && waited < .seconds(10), "waited \(waited)")
+                #expect(waited < .seconds(10), "waited \(waited)")
                 // The attempt cut short is recorded as such, and its delivery is tried again later.
-                var errors: [String] = []
-                let deadline = ContinuousClock.now + .seconds(10)
-                repeat {
-                    let (_, listData) = try await client.send(.get, "/v1/webhook_endpoints/\(tarpitID)/deliveries", key: fixture.shop.secret)
-                    let list = try JSONSerialization.jsonObject(with: listData) as? [String: Any]
-                    errors = (list?["data"] as? [[String: Any]] ?? []).flatMap {
-                        ($0["attempts"] as? [[String: Any]] ?? []).compactMap { $0["error"] as? String }
-                    }
-                    if !errors.isEmpty { break }
-                    try await Task.sleep(for: .milliseconds(50))
-                } while ContinuousClock.now < deadline
+                let errors = try await client.webhookAttempts(endpoint: tarpitID, key: fixture.shop.secret, within: .seconds(10)).compactMap {
+                    $0["error"] as? String
+                }
                 #expect(errors.contains { $0.hasPrefix("cut short after 1 s without an answer") }, "\(errors)")
             }
-        }
+        )
     }
 }

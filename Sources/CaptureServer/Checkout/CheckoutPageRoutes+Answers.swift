@@ -24,16 +24,16 @@ extension CheckoutPageRoutes {
         forward: Bool = false
     ) -> Response {
         // The browser's cookie when this vault issued it, else a new one.
-        let sent = request.cookies[cookieName]?.value
-        let cookieValue = sent.flatMap { payments.pageCookieNonce($0) != nil ? $0 : nil } ?? payments.newPageCookie()
-        let nonce = payments.pageCookieNonce(cookieValue) ?? ""
+        let cookie =
+            request.cookies[cookieName].flatMap { sent in payments.pageCookieNonce(sent.value).map { (value: sent.value, nonce: $0) } }
+            ?? payments.newPageCookie()
         let amount = CheckoutPages.money(session.amount, currency: session.currency)
         var view = CheckoutPages.View(
             title: "Pay \(merchant.isEmpty ? amount : merchant)",
             merchant: merchant,
             amount: amount,
             id: session.id,
-            csrf: payments.pageFormToken(sessionID: session.id, nonce: nonce),
+            csrf: payments.pageFormToken(sessionID: session.id, nonce: cookie.nonce),
             summary: CheckoutPages.Summary(description: session.description, amount: amount, tax: tax(of: session)),
             notice: notice,
             form: nil,
@@ -64,7 +64,7 @@ extension CheckoutPageRoutes {
         // for the whole site (Path=/); over http (development) it cannot have one.
         if let cookie = try? Cookie.validated(
             name: cookieName,
-            value: cookieValue,
+            value: cookie.value,
             path: secureCookies ? "/" : "/pay",
             secure: secureCookies,
             httpOnly: true,

@@ -53,32 +53,30 @@ struct WebhookDispatcher: Service {
     /// when another delivery is due: endpoints that do not answer cannot keep others waiting
     /// for their whole timeout.
     private func dispatch(with client: HTTPClient) async {
-        struct Sent: Sendable {
-            let id: String
+        /// A delivery on its way.
+        struct Running {
             let endpointID: String
             let merchantID: String
+            let started: ContinuousClock.Instant
+            let cut: Cut
         }
         enum Done: Sendable {
-            case sent(Sent)
+            case sent(deliveryID: String)
             case waited
         }
         let leaseTime = configuration.timeout * 3
-        let running = RunningAttempts()
         await withTaskGroup(of: Done.self) { group in
-            // Deliveries on their way, by endpoint and by merchant.
-            var sending: [String: Int] = [:]
-            var sendingByMerchant: [String: Int] = [:]
+            // Deliveries on their way, by delivery id: what is counted against the shares and
+            // what may be cut short.
+            var running: [String: Running] = [:]
             var waiting = false
             func start(_ delivery: DueWebhookDelivery) {
-                let sent = Sent(id: delivery.delivery.id, endpointID: delivery.delivery.endpointID, merchantID: delivery.merchantID)
-                sending[sent.endpointID, default: 0] += 1
-                sendingByMerchant[sent.merchantID, default: 0] += 1
+                let cut = Cut()
+                let id = delivery.delivery.id
+                running[id] = Running(endpointID: delivery.delivery.endpointID, merchantID: delivery.merchantID, started: .now, cut: cut)
                 group.addTask {
-                    let cut = Cut()
-                    running.add(sent.id, cut: cut)
                     await send(delivery, with: client, cut: cut)
-                    running.remove(sent.id)
-                    return .sent(sent)
+                    return .sent(deliveryID: id)
                 }
             }
             func lease(_ limit: Int) async -> [DueWebhookDelivery] {
@@ -88,8 +86,8 @@ struct WebhookDispatcher: Service {
                         lease: leaseTime,
                         perEndpoint: configuration.perEndpoint,
                         perMerchant: configuration.perMerchant,
-                        sending: sending,
-                        sendingByMerchant: sendingByMerchant
+                        sending: running.values.reduce(into: [:]) { $0[$1.endpointID, default: 0] += 1 },
+                        sendingByMerchant: running.values.reduce(into: [:]) { $0[$1.merchantID, default: 0] += 1 }
                     )
                 } catch {
                     if !Task.isCancelled { logger.error("reading the webhook queue failed", metadata: ["code": "\(error.code)"]) }
@@ -97,12 +95,15 @@ struct WebhookDispatcher: Service {
                 }
             }
             while !Task.isCancelled {
-                let room = configuration.batch - sending.values.reduce(0, +)
+                let room = configuration.batch - running.count
                 if room > 0 {
                     await lease(room).forEach(start)
-                } else if let longest = running.longest(atLeast: configuration.contested), let next = await lease(1).first {
+                } else if let longest = running.values.filter({ !$0.cut.isSet }).min(by: { $0.started < $1.started }),
+                    ContinuousClock.now - longest.started >= configuration.contested,
+                    let next = await lease(1).first
+                {
                     // Every sender busy, one attempt past its fair time, and a delivery waiting.
-                    running.cut(longest)
+                    longest.cut.set()
                     start(next)
                 }
                 // Look again after the poll interval (more may be due, or an attempt may have
@@ -116,9 +117,8 @@ struct WebhookDispatcher: Service {
                     }
                 }
                 switch await group.next() {
-                case .sent(let sent)?:
-                    sending[sent.endpointID] = sending[sent.endpointID].flatMap { $0 > 1 ? $0 - 1 : nil }
-                    sendingByMerchant[sent.merchantID] = sendingByMerchant[sent.merchantID].flatMap { $0 > 1 ? $0 - 1 : nil }
+                case .sent(let id)?:
+                    running[id] = nil
                 case .waited?:
                     waiting = false
                 case nil:
@@ -244,31 +244,6 @@ struct WebhookDispatcher: Service {
                 return state.exchange
             }
             exchange?.cancel()
-        }
-    }
-
-    /// The attempts on their way, to cut the longest short.
-    final class RunningAttempts: Sendable {
-        private let attempts = Mutex<[String: (started: ContinuousClock.Instant, cut: Cut)]>([:])
-
-        func add(_ id: String, cut: Cut) {
-            attempts.withLock { $0[id] = (.now, cut) }
-        }
-
-        func remove(_ id: String) {
-            _ = attempts.withLock { $0.removeValue(forKey: id) }
-        }
-
-        /// The attempt that has run longest, when that is at least `least` and it is not cut already.
-        func longest(atLeast least: Duration) -> String? {
-            let now = ContinuousClock.now
-            return attempts.withLock { attempts in
-                attempts.filter { !$0.value.cut.isSet && now - $0.value.started >= least }.min { $0.value.started < $1.value.started }?.key
-            }
-        }
-
-        func cut(_ id: String) {
-            attempts.withLock { $0[id] }?.cut.set()
         }
     }
 

@@ -46,16 +46,17 @@ extension Payments {
     public static let pageFormLifetime: Double = 60 * 60
 
     /// A new value for a browser's page cookie, issued by this vault: a random 128-bit nonce
-    /// and its tag, `nonce.tag`, lower-case hex.
-    public func newPageCookie() -> String {
+    /// and its tag, `nonce.tag`, lower-case hex; with the nonce, which the form tokens bind.
+    public func newPageCookie() -> (value: String, nonce: String) {
         let nonce = KeyRing.hex(SymmetricKey(size: .bits128))
-        return nonce + "." + vault.keys.pageCookieTag(nonce: nonce)
+        return (nonce + "." + vault.keys.pageCookieTag(nonce: nonce), nonce)
     }
 
-    /// The nonce of a page cookie this vault issued; nil for any other value.
+    /// The nonce of a page cookie this vault issued; nil for any other value (the tag binds
+    /// the nonce exactly, so nothing else about it needs checking).
     public func pageCookieNonce(_ value: String) -> String? {
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].utf8.count == 32, Self.isLowerHex(parts[0]) else { return nil }
+        guard parts.count == 2, parts[0].utf8.count == 32 else { return nil }
         let nonce = String(parts[0])
         return vault.keys.pageCookieTagIsValid(String(parts[1]), nonce: nonce) ? nonce : nil
     }
@@ -76,10 +77,6 @@ extension Payments {
         // A minute's grace the other way, for servers sharing a vault with clocks apart.
         guard age <= Self.pageFormLifetime, age >= -60 else { return false }
         return vault.keys.pageFormCodeIsValid(String(parts[1]), sessionID: sessionID, nonce: nonce, issued: issued)
-    }
-
-    private static func isLowerHex(_ text: Substring) -> Bool {
-        text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
     }
 }
 

@@ -113,25 +113,32 @@ public struct KeyRing: Sendable {
     /// seconds) to the browser holding `nonce` (its cookie): HMAC-SHA256, hex. Another site can
     /// make a browser post the form, but cannot read the code that goes with its cookie.
     func pageFormCode(sessionID: String, nonce: String, issued: Int) -> String {
-        Self.hex(HMAC<SHA256>.authenticationCode(for: Array("form \(sessionID):\(nonce):\(issued)".utf8), using: pageFormKey))
+        pageCode("form \(sessionID):\(nonce):\(issued)")
     }
 
     /// Whether `code` is ``pageFormCode(sessionID:nonce:issued:)``'s, compared in constant time.
     func pageFormCodeIsValid(_ code: String, sessionID: String, nonce: String, issued: Int) -> Bool {
-        guard let bytes = Self.bytes(fromHex: code) else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Array("form \(sessionID):\(nonce):\(issued)".utf8), using: pageFormKey)
+        pageCodeIsValid(code, for: "form \(sessionID):\(nonce):\(issued)")
     }
 
     /// The tag that shows a page cookie's nonce was issued by this vault (HMAC-SHA256, hex):
     /// a value a client chose is not taken.
     func pageCookieTag(nonce: String) -> String {
-        Self.hex(HMAC<SHA256>.authenticationCode(for: Array("cookie \(nonce)".utf8), using: pageFormKey))
+        pageCode("cookie \(nonce)")
     }
 
     /// Whether `tag` is ``pageCookieTag(nonce:)``'s, compared in constant time.
     func pageCookieTagIsValid(_ tag: String, nonce: String) -> Bool {
-        guard let bytes = Self.bytes(fromHex: tag) else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Array("cookie \(nonce)".utf8), using: pageFormKey)
+        pageCodeIsValid(tag, for: "cookie \(nonce)")
+    }
+
+    private func pageCode(_ message: String) -> String {
+        Self.hex(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: pageFormKey))
+    }
+
+    private func pageCodeIsValid(_ code: String, for message: String) -> Bool {
+        guard let bytes = Self.bytes(fromHex: code) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Array(message.utf8), using: pageFormKey)
     }
 
     /// What the store keeps of an API key: a keyed hash (HMAC-SHA256), hex. A copy of the
