@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "CardCapture", targets: ["CardCapture"]),
         .library(name: "OCRBridge", targets: ["OCRBridge"]),
         .library(name: "Tokenizer", targets: ["Tokenizer"]),
+        .library(name: "PostgresVault", targets: ["PostgresVault"]),
         .library(name: "CaptureServer", targets: ["CaptureServer"]),
     ],
     dependencies: [
@@ -43,6 +44,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // MARK: - C libraries
@@ -91,6 +93,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The vault on PostgreSQL, for several servers sharing one vault: the store and its
+        // driver apart from the vault's core, which knows only the VaultStore protocol.
+        .target(
+            name: "PostgresVault",
+            dependencies: [
+                "Tokenizer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The HTTP API over the vault.
         .target(
             name: "CaptureServer",
@@ -120,6 +133,7 @@ let package = Package(
             dependencies: [
                 "CardCapture",
                 "Tokenizer",
+                "PostgresVault",
                 "CaptureServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -138,6 +138,10 @@ public struct APIError: HTTPResponseError, Sendable {
             self.init(.badGateway, .api, code: code, message: error.message)
         case .apiKeyRevoked:
             self.init(.unauthorized, .authentication, code: code, message: error.message)
+        case .storageUnavailable:
+            // A load balancer or a client retries after the database came back.
+            self.init(.serviceUnavailable, .api, code: code, message: error.message)
+            retryAfter = 2
         default:
             self.init(.internalServerError, .api, code: code, message: "the vault could not complete the request; try again later")
         }

@@ -79,7 +79,13 @@ public struct CaptureAPI: Sendable {
         router.middlewares.add(BodyDrainMiddleware())
         let overHTTPS = publicURL?.lowercased().hasPrefix("https:") ?? false
         if overHTTPS { router.middlewares.add(StrictTransportMiddleware()) }
-        router.get("healthz") { _, _ in ["status": "ok"] }
+        // A load balancer takes an instance whose database does not answer out of service.
+        router.get("healthz") { [vault] _, _ in
+            guard await vault.store.ping() else {
+                return APIJSON.response(.serviceUnavailable, Array(#"{"status":"unavailable","database":"unreachable"}"#.utf8))
+            }
+            return APIJSON.response(.ok, Array(#"{"status":"ok"}"#.utf8))
+        }
         router.get("openapi.json") { _, _ in APIJSON.response(.ok, Self.openAPIDocument) }
         router.get("metrics") { _, _ in
             var headers = HTTPFields()

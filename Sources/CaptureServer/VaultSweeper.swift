@@ -27,32 +27,34 @@ struct VaultSweeper: Service {
     private func sweep() async {
         while !Task.isCancelled {
             do {
-                let settled = try await payments.resolvePending(olderThan: pendingAge)
-                if settled > 0 { logger.warning("settled charges left pending by an interrupted request", metadata: ["transactions": "\(settled)"]) }
-                let purged = try await vault.purgeExpiredCardData()
-                if purged > 0 { logger.info("purged card data of expired tokens and scans", metadata: ["records": "\(purged)"]) }
-                let expired = try await payments.expireCheckoutSessions()
-                if !expired.isEmpty { logger.info("expired checkout sessions", metadata: ["sessions": "\(expired.count)"]) }
-                try await IdempotencyKeys(vault: vault).purge()
-                if retentionDays > 0 {
-                    let deleted = try await vault.deleteExpiredRecords(olderThanDays: retentionDays)
-                    if deleted > 0 {
-                        logger.info("deleted tokens and scans past retention", metadata: ["records": "\(deleted)", "days": "\(retentionDays)"])
-                    }
-                    let deliveries = try await payments.deleteWebhookRecords(olderThanDays: retentionDays)
-                    if deliveries > 0 {
-                        logger.info(
-                            "deleted webhook deliveries past retention",
-                            metadata: ["deliveries": "\(deliveries)", "days": "\(retentionDays)"]
-                        )
-                    }
-                }
+                // Servers sharing a PostgreSQL vault take turns: while one sweeps, the others
+                // pass (an advisory lock); every step checks its rows' state besides.
+                _ = try await vault.store.exclusively("vault-sweep") { [self] in try await sweepOnce() }
             } catch {
                 // A sweep cut short by shutdown is no failure; the next start sweeps again.
                 if Task.isCancelled { return }
-                logger.error("purging expired card data failed", metadata: ["code": "\(error.code)"])
+                logger.error("the sweep failed", metadata: ["code": "\((error as? VaultError)?.code.rawValue ?? "storage_error")"])
             }
             try? await Task.sleep(for: interval)
+        }
+    }
+
+    private func sweepOnce() async throws {
+        let settled = try await payments.resolvePending(olderThan: pendingAge)
+        if settled > 0 { logger.warning("settled charges left pending by an interrupted request", metadata: ["transactions": "\(settled)"]) }
+        let purged = try await vault.purgeExpiredCardData()
+        if purged > 0 { logger.info("purged card data of expired tokens and scans", metadata: ["records": "\(purged)"]) }
+        let expired = try await payments.expireCheckoutSessions()
+        if !expired.isEmpty { logger.info("expired checkout sessions", metadata: ["sessions": "\(expired.count)"]) }
+        try await IdempotencyKeys(vault: vault).purge()
+        guard retentionDays > 0 else { return }
+        let deleted = try await vault.deleteExpiredRecords(olderThanDays: retentionDays)
+        if deleted > 0 {
+            logger.info("deleted tokens and scans past retention", metadata: ["records": "\(deleted)", "days": "\(retentionDays)"])
+        }
+        let deliveries = try await payments.deleteWebhookRecords(olderThanDays: retentionDays)
+        if deliveries > 0 {
+            logger.info("deleted webhook deliveries past retention", metadata: ["deliveries": "\(deliveries)", "days": "\(retentionDays)"])
         }
     }
 }

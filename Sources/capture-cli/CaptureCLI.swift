@@ -16,7 +16,7 @@ struct CaptureCLI: AsyncParsableCommand {
         subcommands: [
             ScanCommand.self, EnterCommand.self, ValidateCommand.self, TokenizeCommand.self, ChargeCommand.self, CheckoutCommand.self,
             ChargeURLCommand.self, WebhooksCommand.self, ServeCommand.self,
-            KeysCommand.self,
+            KeysCommand.self, MigrateCommand.self,
             BenchCommand.self,
         ]
     )

@@ -37,6 +37,13 @@ struct ServeCommand: AsyncParsableCommand {
     var sandboxLatency = 0
 
     @Option(
+        help: """
+            The sandbox processor's journal of authorizations (default: beside an SQLite vault;             capture-sandbox.journal for a PostgreSQL one). Servers sharing a vault on one machine share it.
+            """
+    )
+    var sandboxJournal: String?
+
+    @Option(
         name: .customLong("token-rate-limit"),
         help:
             "Tokens a publishable key may create a minute from one client address, a third of them at once; refused cards count. 0 turns the limit off."
@@ -129,7 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "capture-cli.serve")
         logger.logLevel = .info
         let opened = try await vault.openVault(configuration: Vault.Configuration(tokenLifetime: .seconds(tokenTTL)))
-        logger.info("vault open", metadata: ["database": .string(vault.database), "key_id": .string(opened.keyID)])
+        logger.info("vault open", metadata: ["database": .string(vault.shownDatabase), "key_id": .string(opened.keyID)])
         var scanner: CardScanner?
         do {
             scanner = try CardScanner()
@@ -138,7 +145,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // The sandbox remembers its authorizations beside the vault, so that charges a crash
         // left pending are settled as they really ended.
-        let journal = vault.database + ".sandbox"
+        let journal = sandboxJournal ?? (vault.isPostgres ? "capture-sandbox.journal" : vault.database + ".sandbox")
         let processor: SandboxProcessor
         do {
             processor = try SandboxProcessor(journal: journal, latency: .milliseconds(sandboxLatency))

@@ -1,11 +1,56 @@
 import ArgumentParser
 import Foundation
+import PostgresVault
 import Tokenizer
 
-/// Where the vault is: the options `serve` and `keys` share.
+/// Where the vault is: the options `serve`, `keys` and `migrate` share.
 struct VaultOptions: ParsableArguments {
-    @Option(help: "The vault's SQLite file; its master key is kept beside it, in the same name with .key added.")
+    @Option(
+        help: """
+            The vault: an SQLite file (its master key kept beside it, in the same name with .key added), or \
+            postgres://user[:password]@host[:port]/database[?sslmode=…] for a vault several servers share.
+            """
+    )
     var database = "capture-vault.sqlite"
+
+    @Option(help: "A file whose first line is the PostgreSQL password (instead of the URL's or PGPASSWORD).")
+    var databasePasswordFile: String?
+
+    @Option(help: "The most connections to PostgreSQL this process opens.")
+    var databasePoolSize = 16
+
+    @Option(
+        help: """
+            The master key's file for a PostgreSQL vault (64 hex digits; made when the vault is new). Every server \
+            of the vault needs the same key: this file or CAPTURE_MASTER_KEY.
+            """
+    )
+    var masterKeyFile: String?
+
+    var isPostgres: Bool { PostgresSettings.isURL(database) }
+
+    func validate() throws {
+        guard (1...1000).contains(databasePoolSize) else {
+            throw ValidationError("--database-pool-size must be between 1 and 1000")
+        }
+        if !isPostgres, masterKeyFile != nil {
+            throw ValidationError("--master-key-file is for a PostgreSQL vault; an SQLite vault's key is its file's name with .key added")
+        }
+    }
+
+    /// The PostgreSQL settings of `--database` and its options.
+    func postgresSettings() throws -> PostgresSettings {
+        var settings = try PostgresSettings(url: database)
+        if let databasePasswordFile { try settings.readPassword(file: databasePasswordFile) }
+        settings.poolSize = databasePoolSize
+        return settings
+    }
+
+    /// The vault as people read it in messages: the file, or the URL without its password.
+    var shownDatabase: String {
+        guard isPostgres else { return database }
+        return (try? PostgresSettings(url: database).description) ?? "the PostgreSQL vault"
+    }
 
     /// Opens the store and its master key (from CAPTURE_MASTER_KEY, the key file, or new for a
     /// new vault, said once on standard error). A lost or wrong key ends the command with
@@ -15,19 +60,35 @@ struct VaultOptions: ParsableArguments {
     ///   (`keys list`, `revoke`, `rotate`) must not make a new empty vault and master key
     ///   from a mistyped path.
     func openVault(configuration: Vault.Configuration = Vault.Configuration(), existing: Bool = false) async throws -> Vault {
-        if existing, !FileManager.default.fileExists(atPath: database) {
+        if existing, !isPostgres, !FileManager.default.fileExists(atPath: database) {
             Terminal.writeError(
                 "capture-cli: there is no vault at \(database); check --database (a vault is made by `capture-cli keys create` or `capture-cli serve`)"
             )
             throw ExitCode(2)
         }
         do {
-            let store = try SQLiteVaultStore(path: database)
+            let store: any VaultStore
+            let keyFile: String
+            if isPostgres {
+                let postgres = try await PostgresVaultStore.open(try postgresSettings())
+                store = postgres
+                let environment = ProcessInfo.processInfo.environment[KeyRing.environmentVariable]
+                guard let file = masterKeyFile ?? (environment != nil ? "" : nil) else {
+                    Terminal.writeError(
+                        "capture-cli: a PostgreSQL vault takes its master key from CAPTURE_MASTER_KEY or --master-key-file FILE (made when the vault is new); give every server of the vault the same key"
+                    )
+                    throw ExitCode(2)
+                }
+                keyFile = file
+            } else {
+                store = try SQLiteVaultStore(path: database)
+                keyFile = database + ".key"
+            }
             let environment = ProcessInfo.processInfo.environment[KeyRing.environmentVariable]
-            let (keys, source) = try KeyRing.load(environment: environment, file: database + ".key", storeKeyID: try await store.masterKeyID())
+            let (keys, source) = try KeyRing.load(environment: environment, file: keyFile, storeKeyID: try await store.masterKeyID())
             if case .created(let file) = source {
                 Terminal.writeError(
-                    "capture-cli: made a new 256-bit master key in \(file) (readable by you only). Back it up: without it the cards in \(database) cannot be read."
+                    "capture-cli: made a new 256-bit master key in \(file) (readable by you only). Back it up: without it the cards in \(shownDatabase) cannot be read."
                 )
             }
             return try await Vault.open(store: store, keys: keys, configuration: configuration)
@@ -39,9 +100,27 @@ struct VaultOptions: ParsableArguments {
         } catch let error as VaultFileError {
             Terminal.writeError("capture-cli: \(error)")
             throw ExitCode(2)
+        } catch let error as PostgresSettingsError {
+            Terminal.writeError("capture-cli: \(error)")
+            throw ExitCode(2)
+        } catch let error as StoreSchemaTooNew {
+            Terminal.writeError("capture-cli: \(error)")
+            throw ExitCode(2)
+        } catch let error as StoreUnavailable {
+            Terminal.writeError(
+                "capture-cli: cannot reach the vault database \(shownDatabase): \(error.reason); check that PostgreSQL runs there and the URL's host, port and password"
+            )
+            throw ExitCode(2)
         } catch {
-            Terminal.writeError("capture-cli: cannot open the vault database \(database): \(error.localizedDescription)")
+            Terminal.writeError("capture-cli: cannot open the vault database \(shownDatabase): \(Self.describe(error))")
             throw ExitCode(2)
         }
+    }
+
+    /// An error's text for a message: PostgreSQL's (SQLSTATE and message, never values) or
+    /// the system's.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PostgresStoreError { return error.description }
+        return error.localizedDescription
     }
 }

@@ -31,7 +31,7 @@ public struct SandboxProcessor: Processor {
 
     /// A sandbox that remembers authorizations for the life of the process.
     public init() {
-        ledger = Ledger(journal: nil, entries: [:])
+        ledger = Ledger(journal: nil, path: nil, entries: [:])
     }
 
     /// A sandbox that keeps its authorizations in `journal` (created 0600 if missing, read
@@ -45,7 +45,7 @@ public struct SandboxProcessor: Processor {
         if let data = FileManager.default.contents(atPath: path), let last = data.last, last != UInt8(ascii: "\n") {
             _ = write(descriptor, "\n", 1)
         }
-        ledger = Ledger(journal: descriptor, entries: entries)
+        ledger = Ledger(journal: descriptor, path: path, entries: entries)
     }
 
     static let outcomes: [String: AuthorizationOutcome] = [
@@ -75,15 +75,24 @@ public struct SandboxProcessor: Processor {
     /// The authorizations seen, by reference, and the journal they are written to.
     final class Ledger: Sendable {
         private let journal: Journal?
+        /// The journal's file: servers that share a vault share the sandbox through it.
+        private let path: String?
         private let entries: Mutex<[String: AuthorizationOutcome]>
 
-        init(journal: Int32?, entries: [String: AuthorizationOutcome]) {
+        init(journal: Int32?, path: String?, entries: [String: AuthorizationOutcome]) {
             self.journal = journal.map(Journal.init)
+            self.path = path
             self.entries = Mutex(entries)
         }
 
+        /// The outcome of an authorization made here, or by another server writing to the same
+        /// journal (read again for a reference this one has not seen), as a real processor
+        /// answers whichever server asks.
         func outcome(of reference: String) -> AuthorizationOutcome? {
-            entries.withLock { $0[reference] }
+            if let known = entries.withLock({ $0[reference] }) { return known }
+            guard let path, let written = try? Self.read(path)[reference] else { return nil }
+            entries.withLock { $0[reference] = written }
+            return written
         }
 
         /// The outcome already recorded for `reference`, or `decide()`'s, recorded (and written

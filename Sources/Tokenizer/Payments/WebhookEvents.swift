@@ -18,7 +18,7 @@ public protocol WebhookObjectWriter: Sendable {
 public struct WebhookEvents: Sendable {
     let objects: any WebhookObjectWriter
     /// The time an event is written at: the vault's clock.
-    let now: @Sendable () -> Date
+    package let now: @Sendable () -> Date
 
     public init(objects: any WebhookObjectWriter, now: @escaping @Sendable () -> Date = Date.init) {
         self.objects = objects
@@ -37,7 +37,7 @@ public struct WebhookEvents: Sendable {
     ]
 
     /// `transaction.succeeded`, `.declined` or `.failed` for a settled charge; nil while pending.
-    func settled(_ transaction: TransactionRecord) throws -> WebhookEventDraft? {
+    package func settled(_ transaction: TransactionRecord) throws -> WebhookEventDraft? {
         guard ["succeeded", "declined", "failed"].contains(transaction.status) else { return nil }
         return WebhookEventDraft(
             type: "transaction." + transaction.status,
@@ -46,12 +46,12 @@ public struct WebhookEvents: Sendable {
         )
     }
 
-    func refunded(_ refund: RefundRecord) throws -> WebhookEventDraft {
+    package func refunded(_ refund: RefundRecord) throws -> WebhookEventDraft {
         WebhookEventDraft(type: "refund.created", merchantID: refund.merchantID, object: try objects.refund(refund))
     }
 
     /// `checkout_session.completed`, `.expired` or `.canceled` for a session that ended.
-    func ended(_ session: CheckoutSessionRecord, transaction: TransactionRecord?) throws -> WebhookEventDraft? {
+    package func ended(_ session: CheckoutSessionRecord, transaction: TransactionRecord?) throws -> WebhookEventDraft? {
         let type: String
         switch session.status {
         case CheckoutSessionRecord.complete: type = "checkout_session.completed"

@@ -30,6 +30,49 @@ public struct CheckoutSessionRecord: Sendable, Codable, Equatable {
     /// When the session became complete, expired or canceled.
     public var endedAt: Date?
 
+    /// Every field, as the stores read them back.
+    package init(
+        id: String,
+        merchantID: String,
+        status: String,
+        amount: Int,
+        currency: String,
+        description: String? = nil,
+        returnURL: String,
+        cancelURL: String? = nil,
+        allowedBrands: [String]? = nil,
+        returnFormat: String,
+        taxRate: String? = nil,
+        clientID: String? = nil,
+        savePaymentMethod: Bool,
+        metadata: [String: String],
+        transactionID: String? = nil,
+        attempts: Int,
+        createdAt: Date,
+        expiresAt: Date,
+        endedAt: Date? = nil
+    ) {
+        self.id = id
+        self.merchantID = merchantID
+        self.status = status
+        self.amount = amount
+        self.currency = currency
+        self.description = description
+        self.returnURL = returnURL
+        self.cancelURL = cancelURL
+        self.allowedBrands = allowedBrands
+        self.returnFormat = returnFormat
+        self.taxRate = taxRate
+        self.clientID = clientID
+        self.savePaymentMethod = savePaymentMethod
+        self.metadata = metadata
+        self.transactionID = transactionID
+        self.attempts = attempts
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.endedAt = endedAt
+    }
+
     public static let open = "open"
     public static let complete = "complete"
     public static let expired = "expired"
@@ -47,4 +90,31 @@ public enum CheckoutClaim: Sendable, Equatable {
     case attemptsUsed(CheckoutSessionRecord)
     /// Another payment on the session is under way.
     case busy
+}
+
+extension CheckoutSessionRecord {
+    /// The metadata as the stores keep it: a JSON object, keys sorted.
+    package static func encode(_ metadata: [String: String]) throws -> String {
+        String(decoding: try metadataEncoder.encode(metadata), as: UTF8.self)
+    }
+
+    package static func decodeMetadata(_ stored: String) throws -> [String: String] {
+        try metadataDecoder.decode([String: String].self, from: Data(stored.utf8))
+    }
+
+    /// The allowed brands as the stores keep them: comma-separated.
+    package static func encode(brands: [String]?) -> String? {
+        brands?.joined(separator: ",")
+    }
+
+    package static func decodeBrands(_ stored: String?) -> [String]? {
+        stored.map { $0.split(separator: ",").map(String.init) }
+    }
+
+    private static let metadataDecoder = JSONDecoder()
+    private static let metadataEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
 }

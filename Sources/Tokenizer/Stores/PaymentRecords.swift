@@ -8,6 +8,21 @@ public struct ClientRecord: Sendable, Codable, Equatable {
     public var description: String?
     public var createdAt: Date
 
+    /// Every field, as the stores read them back.
+    package init(
+        id: String,
+        merchantID: String,
+        email: String? = nil,
+        description: String? = nil,
+        createdAt: Date
+    ) {
+        self.id = id
+        self.merchantID = merchantID
+        self.email = email
+        self.description = description
+        self.createdAt = createdAt
+    }
+
     enum CodingKeys: String, CodingKey {
         case id, email, description
         case merchantID = "merchant_id"
@@ -30,6 +45,35 @@ public struct PaymentMethodRecord: Sendable, Codable, Equatable {
     public var keyID: String
     public var sealedCard: Data
     public var createdAt: Date
+
+    /// Every field, as the stores read them back.
+    package init(
+        id: String,
+        merchantID: String,
+        clientID: String,
+        fingerprint: String,
+        brand: String,
+        bin: String,
+        last4: String,
+        expMonth: Int,
+        expYear: Int,
+        keyID: String,
+        sealedCard: Data,
+        createdAt: Date
+    ) {
+        self.id = id
+        self.merchantID = merchantID
+        self.clientID = clientID
+        self.fingerprint = fingerprint
+        self.brand = brand
+        self.bin = bin
+        self.last4 = last4
+        self.expMonth = expMonth
+        self.expYear = expYear
+        self.keyID = keyID
+        self.sealedCard = sealedCard
+        self.createdAt = createdAt
+    }
 
     enum CodingKeys: String, CodingKey {
         case id, fingerprint, brand, bin, last4
@@ -68,6 +112,51 @@ public struct TransactionRecord: Sendable, Codable, Equatable {
     /// The checkout session it pays, if any: settled as succeeded, it completes the session.
     public var checkoutSessionID: String? = nil
 
+    /// Every field, as the stores read them back.
+    package init(
+        id: String,
+        merchantID: String,
+        status: String,
+        amount: Int,
+        currency: String,
+        refundedAmount: Int,
+        description: String? = nil,
+        clientID: String? = nil,
+        paymentMethodID: String? = nil,
+        tokenID: String? = nil,
+        declineCode: String? = nil,
+        processorReference: String? = nil,
+        brand: String,
+        bin: String,
+        last4: String,
+        expMonth: Int,
+        expYear: Int,
+        createdAt: Date,
+        idempotencyKey: String? = nil,
+        checkoutSessionID: String? = nil
+    ) {
+        self.id = id
+        self.merchantID = merchantID
+        self.status = status
+        self.amount = amount
+        self.currency = currency
+        self.refundedAmount = refundedAmount
+        self.description = description
+        self.clientID = clientID
+        self.paymentMethodID = paymentMethodID
+        self.tokenID = tokenID
+        self.declineCode = declineCode
+        self.processorReference = processorReference
+        self.brand = brand
+        self.bin = bin
+        self.last4 = last4
+        self.expMonth = expMonth
+        self.expYear = expYear
+        self.createdAt = createdAt
+        self.idempotencyKey = idempotencyKey
+        self.checkoutSessionID = checkoutSessionID
+    }
+
     enum CodingKeys: String, CodingKey {
         case id, status, amount, currency, description, brand, bin, last4
         case merchantID = "merchant_id"
@@ -93,6 +182,23 @@ public struct RefundRecord: Sendable, Codable, Equatable {
     public var amount: Int
     public var currency: String
     public var createdAt: Date
+
+    /// Every field, as the stores read them back.
+    package init(
+        id: String,
+        merchantID: String,
+        transactionID: String,
+        amount: Int,
+        currency: String,
+        createdAt: Date
+    ) {
+        self.id = id
+        self.merchantID = merchantID
+        self.transactionID = transactionID
+        self.amount = amount
+        self.currency = currency
+        self.createdAt = createdAt
+    }
 
     enum CodingKeys: String, CodingKey {
         case id, amount, currency
@@ -159,7 +265,7 @@ public struct Settlement: Sendable, Equatable {
 
 extension TransactionRecord {
     /// A token charge waiting for the processor's answer: the token's card, as summary only.
-    init(pending charge: PendingCharge, token: TokenRecord, amount: Int, currency: String) {
+    package init(pending charge: PendingCharge, token: TokenRecord, amount: Int, currency: String) {
         self.init(
             id: charge.transactionID,
             merchantID: token.merchantID,

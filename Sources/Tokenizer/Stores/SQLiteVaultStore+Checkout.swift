@@ -13,7 +13,7 @@ extension SQLiteVaultStore {
                     """,
                 arguments: [
                     session.id, session.merchantID, session.status, session.amount, session.currency, session.description,
-                    session.returnURL, session.cancelURL, session.allowedBrands?.joined(separator: ","), session.returnFormat,
+                    session.returnURL, session.cancelURL, CheckoutSessionRecord.encode(brands: session.allowedBrands), session.returnFormat,
                     session.taxRate, session.clientID, session.savePaymentMethod, try CheckoutSessionRecord.encode(session.metadata),
                     session.transactionID, session.attempts, session.createdAt, session.expiresAt, session.endedAt,
                 ]
@@ -143,12 +143,12 @@ extension CheckoutSessionRecord: FetchableRecord, TableRecord {
             description: row["description"],
             returnURL: row["return_url"],
             cancelURL: row["cancel_url"],
-            allowedBrands: brands.map { $0.split(separator: ",").map(String.init) },
+            allowedBrands: Self.decodeBrands(brands),
             returnFormat: row["return_format"],
             taxRate: row["tax_rate"],
             clientID: row["client_id"],
             savePaymentMethod: row["save_payment_method"],
-            metadata: try Self.metadataDecoder.decode([String: String].self, from: Data(metadata.utf8)),
+            metadata: try Self.decodeMetadata(metadata),
             transactionID: row["transaction_id"],
             attempts: row["attempts"],
             createdAt: row["created_at"],
@@ -156,15 +156,4 @@ extension CheckoutSessionRecord: FetchableRecord, TableRecord {
             endedAt: row["ended_at"]
         )
     }
-
-    static func encode(_ metadata: [String: String]) throws -> String {
-        String(decoding: try metadataEncoder.encode(metadata), as: UTF8.self)
-    }
-
-    private static let metadataDecoder = JSONDecoder()
-    private static let metadataEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
 }

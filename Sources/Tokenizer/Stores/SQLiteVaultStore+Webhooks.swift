@@ -12,7 +12,7 @@ extension SQLiteVaultStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    endpoint.id, endpoint.merchantID, endpoint.url, endpoint.events?.joined(separator: ","), endpoint.keyID,
+                    endpoint.id, endpoint.merchantID, endpoint.url, WebhookEndpointRecord.stored(eventTypes: endpoint.events), endpoint.keyID,
                     Data(endpoint.sealedSecret), endpoint.createdAt, endpoint.deletedAt,
                 ]
             )
@@ -69,21 +69,12 @@ extension SQLiteVaultStore {
         let select = try DirectStatement(db, sql: "SELECT id, events FROM webhook_endpoint WHERE merchant_id = ? AND deleted_at IS NULL")
         let endpoints = try select.all(binding: merchantID) { row -> (id: String, events: String?) in (try row.value(0), row.optional(1)) }
         guard !endpoints.isEmpty, let draft = try draft() else { return nil }
-        let takers = endpoints.compactMap { endpoint -> String? in
-            guard let events = endpoint.events else { return endpoint.id }
-            return WebhookEndpointRecord.eventTypes(stored: events).contains(draft.type) ? endpoint.id : nil
-        }
+        let takers = draft.takers(among: endpoints)
         guard !takers.isEmpty else { return nil }
         let id = ObjectID.random(.event).rawValue
-        var body = JSONObjectWriter(capacity: draft.object.count + 128)
-        body.field("id", id)
-        body.field("object", "event")
-        body.field("type", draft.type)
-        body.field("created", Int(now.timeIntervalSince1970))
-        body.object("data") { data in data.json("object", draft.object) }
         try db.execute(
             sql: "INSERT INTO webhook_event (id, merchant_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)",
-            arguments: [id, draft.merchantID, draft.type, Data(body.finish()), now]
+            arguments: [id, draft.merchantID, draft.type, Data(draft.body(id: id, at: now)), now]
         )
         for endpoint in takers {
             try db.execute(
@@ -257,13 +248,6 @@ extension WebhookEndpointRecord: FetchableRecord {
             createdAt: row["created_at"],
             deletedAt: row["deleted_at"]
         )
-    }
-}
-
-extension WebhookEndpointRecord {
-    /// The event types of the `events` column: comma-separated, as written.
-    static func eventTypes(stored: String) -> [String] {
-        stored.split(separator: ",").map(String.init)
     }
 }
 

@@ -212,11 +212,7 @@ public struct SQLiteVaultStore: VaultStore {
                 if let pending { try Self.insert(pending, db) }
                 return .spent(token, charge: pending)
             }
-            if token.usedAt != nil { return .alreadyUsed }
-            if token.expiresAt <= now { return .expired }
-            if let bound = token.amount, bound != amount { return .amountMismatch(bound: bound) }
-            if let bound = token.currency, bound != currency { return .currencyMismatch(bound: bound) }
-            return .alreadyUsed
+            return token.refusal(amount: amount, currency: currency, at: now)
         }
     }
 
@@ -337,9 +333,7 @@ public struct SQLiteVaultStore: VaultStore {
             }
             guard let scan = try ScanRecord.filter(key: scanID).filter(ScanRecord.Columns.merchantID == token.merchantID).fetchOne(db)
             else { return .notFound }
-            if scan.usedAt != nil { return .alreadyUsed }
-            if scan.expiresAt <= now { return .expired }
-            return scan.status == "found" ? .expired : .withoutNumber
+            return scan.refusal(at: now)
         }
     }
 }

@@ -17,7 +17,7 @@ public enum StoreDate {
     }
 
     /// The date as a store keeps it (``text(_:)``): to the millisecond, rounded the same way.
-    static func stored(_ date: Date) -> Date {
+    package static func stored(_ date: Date) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds(date)) / 1000)
     }
 

@@ -96,6 +96,43 @@ public struct TokenRecord: Sendable, Codable, Equatable {
     public var expiresAt: Date
     public var usedAt: Date?
 
+    /// Every field, as the stores read them back.
+    package init(
+        id: String,
+        merchantID: String,
+        brand: String,
+        bin: String,
+        last4: String,
+        expMonth: Int,
+        expYear: Int,
+        fingerprint: String,
+        keyID: String,
+        sealedCard: Data? = nil,
+        sealedCVC: Data? = nil,
+        amount: Int? = nil,
+        currency: String? = nil,
+        createdAt: Date,
+        expiresAt: Date,
+        usedAt: Date? = nil
+    ) {
+        self.id = id
+        self.merchantID = merchantID
+        self.brand = brand
+        self.bin = bin
+        self.last4 = last4
+        self.expMonth = expMonth
+        self.expYear = expYear
+        self.fingerprint = fingerprint
+        self.keyID = keyID
+        self.sealedCard = sealedCard
+        self.sealedCVC = sealedCVC
+        self.amount = amount
+        self.currency = currency
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.usedAt = usedAt
+    }
+
     enum CodingKeys: String, CodingKey {
         case id, brand, bin, last4, fingerprint, amount, currency
         case merchantID = "merchant_id"
@@ -146,6 +183,41 @@ public struct ScanRecord: Sendable, Codable, Equatable {
     /// The token the scan was made into.
     public var tokenID: String?
 
+    /// Every field, as the stores read them back.
+    package init(
+        id: String,
+        merchantID: String,
+        status: String,
+        brand: String? = nil,
+        bin: String? = nil,
+        last4: String? = nil,
+        expMonth: Int? = nil,
+        expYear: Int? = nil,
+        confidence: Double,
+        keyID: String,
+        sealedCard: Data? = nil,
+        createdAt: Date,
+        expiresAt: Date,
+        usedAt: Date? = nil,
+        tokenID: String? = nil
+    ) {
+        self.id = id
+        self.merchantID = merchantID
+        self.status = status
+        self.brand = brand
+        self.bin = bin
+        self.last4 = last4
+        self.expMonth = expMonth
+        self.expYear = expYear
+        self.confidence = confidence
+        self.keyID = keyID
+        self.sealedCard = sealedCard
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.usedAt = usedAt
+        self.tokenID = tokenID
+    }
+
     enum CodingKeys: String, CodingKey {
         case id, status, brand, bin, last4, confidence
         case merchantID = "merchant_id"
@@ -169,4 +241,24 @@ public enum ScanUse: Sendable, Equatable {
     case alreadyUsed
     /// The scan read no number (or its card data is gone).
     case withoutNumber
+}
+
+extension TokenRecord {
+    /// Why a spend of this token, as read after the spend changed nothing, was refused.
+    package func refusal(amount: Int, currency: String, at now: Date) -> TokenSpend {
+        if usedAt != nil { return .alreadyUsed }
+        if expiresAt <= now { return .expired }
+        if let bound = self.amount, bound != amount { return .amountMismatch(bound: bound) }
+        if let bound = self.currency, bound != currency { return .currencyMismatch(bound: bound) }
+        return .alreadyUsed
+    }
+}
+
+extension ScanRecord {
+    /// Why tokenizing this scan, as read after the use changed nothing, was refused.
+    package func refusal(at now: Date) -> ScanUse {
+        if usedAt != nil { return .alreadyUsed }
+        if expiresAt <= now { return .expired }
+        return status == "found" ? .expired : .withoutNumber
+    }
 }

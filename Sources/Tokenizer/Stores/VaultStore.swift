@@ -178,11 +178,61 @@ public protocol VaultStore: Sendable {
     /// Deletes up to `limit` finished deliveries made before `cutoff`, their attempts, and
     /// events left with no delivery; returns how many deliveries went.
     func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> Int
+
+    // MARK: - Jobs
+
+    /// Runs `body` unless another process that shares the store is running the job of this
+    /// name now (then nil, and nothing is run): the sweeps run on one server at a time. A
+    /// store that one process owns runs it always.
+    func exclusively<T: Sendable>(_ job: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T?
+
+    /// Whether the store answers now (`/healthz`): a database server that is down or
+    /// unreachable makes it false.
+    func ping() async -> Bool
 }
 
 extension VaultStore {
+    /// A file the process opened answers while the process runs.
+    public func ping() async -> Bool { true }
+
+    /// SQLite: writers of every process take turns on the file, and each step of a sweep is
+    /// one write that checks its rows' state, so the steps need no lock of their own.
+    public func exclusively<T: Sendable>(_ job: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+        try await body()
+    }
+
     /// Spends a token without recording a charge (tests of the spend itself).
     public func spendToken(id: String, merchantID: String, amount: Int, currency: String, at now: Date) async throws -> TokenSpend {
         try await spendToken(id: id, merchantID: merchantID, amount: amount, currency: currency, at: now, charge: nil)
+    }
+}
+
+/// The store cannot be reached now (its database server is down, restarting, or out of
+/// connections): the request changed nothing it answered for, and may be tried again later.
+/// The API answers 503 `storage_unavailable` with Retry-After.
+public struct StoreUnavailable: Error, CustomStringConvertible {
+    /// What failed, without any value the request carried.
+    public let reason: String
+
+    public init(reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { "the vault's database is unavailable: \(reason)" }
+}
+
+/// A store opened by a server whose schema is newer than the server knows: the server must
+/// be upgraded before it may use the vault.
+public struct StoreSchemaTooNew: Error, CustomStringConvertible {
+    public let found: Int
+    public let known: Int
+
+    public init(found: Int, known: Int) {
+        self.found = found
+        self.known = known
+    }
+
+    public var description: String {
+        "the vault's schema is at version \(found), newer than this capture-cli knows (\(known)): upgrade capture-cli before serving this vault"
     }
 }

@@ -13,6 +13,27 @@ public struct WebhookEndpointRecord: Sendable, Equatable {
     public var createdAt: Date
     /// When the endpoint was deleted: it is sent nothing more.
     public var deletedAt: Date?
+
+    /// Every field, as the stores read them back.
+    package init(
+        id: String,
+        merchantID: String,
+        url: String,
+        events: [String]? = nil,
+        keyID: String,
+        sealedSecret: [UInt8],
+        createdAt: Date,
+        deletedAt: Date? = nil
+    ) {
+        self.id = id
+        self.merchantID = merchantID
+        self.url = url
+        self.events = events
+        self.keyID = keyID
+        self.sealedSecret = sealedSecret
+        self.createdAt = createdAt
+        self.deletedAt = deletedAt
+    }
 }
 
 /// An event as written with the change it tells of: its type, its merchant, and the changed
@@ -46,6 +67,29 @@ public struct WebhookDeliveryRecord: Sendable, Equatable {
     /// When the next attempt is due; nil once the delivery is over.
     public var nextAttemptAt: Date?
     public var createdAt: Date
+
+    /// Every field, as the stores read them back.
+    package init(
+        id: String,
+        merchantID: String,
+        endpointID: String,
+        eventID: String,
+        eventType: String,
+        status: String,
+        attempts: Int,
+        nextAttemptAt: Date? = nil,
+        createdAt: Date
+    ) {
+        self.id = id
+        self.merchantID = merchantID
+        self.endpointID = endpointID
+        self.eventID = eventID
+        self.eventType = eventType
+        self.status = status
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.createdAt = createdAt
+    }
 
     public static let pending = "pending"
     public static let succeeded = "succeeded"
@@ -86,6 +130,25 @@ public struct DueWebhookDelivery: Sendable {
     public var sealedSecret: [UInt8]
     /// When the event happened: retries end a day after it.
     public var eventCreatedAt: Date
+
+    /// Every field, as the stores read them back.
+    package init(
+        delivery: WebhookDeliveryRecord,
+        merchantID: String,
+        body: [UInt8],
+        endpointURL: String,
+        keyID: String,
+        sealedSecret: [UInt8],
+        eventCreatedAt: Date
+    ) {
+        self.delivery = delivery
+        self.merchantID = merchantID
+        self.body = body
+        self.endpointURL = endpointURL
+        self.keyID = keyID
+        self.sealedSecret = sealedSecret
+        self.eventCreatedAt = eventCreatedAt
+    }
 }
 
 /// What became of an attempt, for the delivery.
@@ -95,4 +158,37 @@ public enum WebhookAttemptOutcome: Sendable, Equatable {
     case retry(at: Date)
     /// No more tries.
     case failed
+}
+
+extension WebhookEndpointRecord {
+    /// The event types of the `events` column: comma-separated, as written.
+    package static func eventTypes(stored: String) -> [String] {
+        stored.split(separator: ",").map(String.init)
+    }
+
+    /// The `events` column of a list of event types; nil (every type) stays nil.
+    package static func stored(eventTypes: [String]?) -> String? {
+        eventTypes?.joined(separator: ",")
+    }
+}
+
+extension WebhookEventDraft {
+    /// The ids of the endpoints (with their `events` columns) that take this event's type.
+    package func takers(among endpoints: [(id: String, events: String?)]) -> [String] {
+        endpoints.compactMap { endpoint in
+            guard let events = endpoint.events else { return endpoint.id }
+            return WebhookEndpointRecord.eventTypes(stored: events).contains(type) ? endpoint.id : nil
+        }
+    }
+
+    /// The event as it is sent: its id, type, time and object.
+    package func body(id: String, at now: Date) -> [UInt8] {
+        var body = JSONObjectWriter(capacity: object.count + 128)
+        body.field("id", id)
+        body.field("object", "event")
+        body.field("type", type)
+        body.field("created", Int(now.timeIntervalSince1970))
+        body.object("data") { data in data.json("object", object) }
+        return body.finish()
+    }
 }

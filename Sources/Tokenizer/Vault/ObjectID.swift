@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// An identifier for an object the vault hands out: a prefix (`tok_`, `tran_`, …) and 128
 /// random bits from the system's cryptographic generator, in base 62. Ids of stored records
@@ -63,7 +63,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The text every time-ordered id of `kind` made at or before `date` sorts below, and
     /// every one made in a later millisecond (times rounded as the ids round them) does not:
     /// an index on the ids finds "made by then" without a column of times.
-    static func bound(_ kind: Kind, after date: Date) -> String {
+    package static func bound(_ kind: Kind, after date: Date) -> String {
         precondition(kind.timeOrdered, "only time-ordered ids sort by time")
         var text = Array(kind.prefix.utf8)
         appendTime(milliseconds(date) + 1, to: &text)

@@ -45,7 +45,14 @@ public struct Vault: Sendable {
         if let stored, stored != keys.keyID {
             throw VaultError(.keyMismatch, "the vault's data is under \(stored) but the master key given is \(keys.keyID)")
         }
-        if stored == nil { try await store.setMasterKeyID(keys.keyID) }
+        if stored == nil {
+            // Read again: two servers opening a new shared vault at once with different keys
+            // must not both go on (the first key recorded wins, the other server stops).
+            try await store.setMasterKeyID(keys.keyID)
+            if let recorded = try await store.masterKeyID(), recorded != keys.keyID {
+                throw VaultError(.keyMismatch, "the vault's data is under \(recorded) but the master key given is \(keys.keyID)")
+            }
+        }
         return Vault(store: store, keys: keys, configuration: configuration)
     }
 
@@ -65,6 +72,8 @@ public struct Vault: Sendable {
             return try await operation()
         } catch let error as VaultError {
             throw error
+        } catch let error as StoreUnavailable {
+            throw VaultError(.storageUnavailable, "the vault's database is unavailable (\(error.reason)); try again in a few seconds")
         } catch {
             throw VaultError(.storage, "the vault's store failed to \(what); try again, and check the server's disk and database if it persists")
         }

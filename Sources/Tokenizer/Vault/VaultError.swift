@@ -22,6 +22,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case keyUnreadable = "master_key_unreadable"
             case cardDataUnavailable = "card_data_unavailable"
             case storage = "storage_error"
+            case storageUnavailable = "storage_unavailable"
             case clientNotFound = "client_not_found"
             case paymentMethodNotFound = "payment_method_not_found"
             case transactionNotFound = "transaction_not_found"
@@ -74,6 +75,9 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let cardDataUnavailable = Code(base: .cardDataUnavailable)
         /// The store failed (disk, locking, a broken database file).
         public static let storage = Code(base: .storage)
+        /// The store's database cannot be reached now (down, restarting, out of connections):
+        /// nothing was changed that the answer is about; try again after a few seconds.
+        public static let storageUnavailable = Code(base: .storageUnavailable)
 
         /// No client with this id for this merchant.
         public static let clientNotFound = Code(base: .clientNotFound)

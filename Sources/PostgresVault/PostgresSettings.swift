@@ -1,0 +1,139 @@
+public import Foundation
+public import PostgresNIO
+
+/// Where a PostgreSQL vault is and how to reach it, read from a
+/// `postgres://user[:password]@host[:port]/database[?sslmode=…]` URL (libpq's form).
+///
+/// The password may come from the URL, `PGPASSWORD`, or a file (`--database-password-file`);
+/// it is never printed: ``description`` shows the URL without it.
+///
+/// ```swift
+/// let settings = try PostgresSettings(url: "postgres://capture@db.internal/vault?sslmode=verify-full")
+/// ```
+public struct PostgresSettings: Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var user: String
+    public var password: String?
+    public var database: String
+    public var tls: TLSMode
+    /// A PEM file of the certificate authorities to trust (`sslrootcert`); the system's otherwise.
+    public var rootCertificate: String?
+    /// The most connections one server opens.
+    public var poolSize = 16
+    /// How long a request waits for a connection before it is answered 503.
+    public var connectionWait: Duration = .seconds(5)
+
+    /// libpq's `sslmode`, with its meanings: `prefer` and `require` encrypt without checking
+    /// the server's certificate; `verify-ca` checks its chain, `verify-full` its name too.
+    public enum TLSMode: String, Sendable, CaseIterable {
+        case disable, prefer, require
+        case verifyCA = "verify-ca"
+        case verifyFull = "verify-full"
+    }
+
+    /// Whether `database` names a PostgreSQL vault rather than an SQLite file.
+    public static func isURL(_ database: String) -> Bool {
+        database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
+    }
+
+    /// Reads the URL; `environment` gives `PGPASSWORD` when the URL has no password.
+    public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        guard Self.isURL(text), let url = URLComponents(string: text) else {
+            throw PostgresSettingsError("the database URL is not a postgres:// URL: write postgres://user[:password]@host[:port]/database")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw PostgresSettingsError("the database URL names no host: write postgres://user@host/database")
+        }
+        guard let user = url.user, !user.isEmpty else {
+            throw PostgresSettingsError("the database URL names no user: write postgres://user@\(host)/database")
+        }
+        let database = String(url.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty, !database.contains("/") else {
+            throw PostgresSettingsError("the database URL names no database: write postgres://\(user)@\(host)/database")
+        }
+        if let port = url.port, !(1...65535).contains(port) {
+            throw PostgresSettingsError("the database URL's port \(port) is out of range (1 to 65535)")
+        }
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        self.port = url.port ?? 5432
+        self.user = user.removingPercentEncoding ?? user
+        self.password = url.password.map { $0.removingPercentEncoding ?? $0 } ?? environment["PGPASSWORD"]
+        self.database = database.removingPercentEncoding ?? database
+        self.tls = .prefer
+        for item in url.queryItems ?? [] {
+            switch item.name {
+            case "sslmode":
+                guard let value = item.value, let mode = TLSMode(rawValue: value) else {
+                    let modes = TLSMode.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw PostgresSettingsError("the database URL's sslmode must be one of \(modes)")
+                }
+                tls = mode
+            case "sslrootcert":
+                rootCertificate = item.value
+            default:
+                throw PostgresSettingsError("the database URL's parameter '\(item.name)' is not known: sslmode and sslrootcert are")
+            }
+        }
+    }
+
+    /// The password from a file (its first line), in place of the URL's or `PGPASSWORD`.
+    public mutating func readPassword(file path: String) throws {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw PostgresSettingsError("cannot read the database password file \(path)")
+        }
+        password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+    }
+
+    /// The URL without its password.
+    public var description: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "postgres://\(user)@\(shownHost):\(port)/\(database)?sslmode=\(tls.rawValue)"
+    }
+
+    /// postgres-nio's configuration of a client with these settings.
+    func clientConfiguration() throws -> PostgresClient.Configuration {
+        var configuration = PostgresClient.Configuration(
+            host: host,
+            port: port,
+            username: user,
+            password: password,
+            database: database,
+            tls: try clientTLS()
+        )
+        configuration.options.maximumConnections = poolSize
+        configuration.options.minimumConnections = 0
+        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.tlsServerName = tls == .verifyFull ? host : nil
+        return configuration
+    }
+
+    private func clientTLS() throws -> PostgresClient.Configuration.TLS {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let rootCertificate {
+            configuration.trustRoots = .file(rootCertificate)
+        }
+        switch tls {
+        case .disable: return .disable
+        case .prefer, .require:
+            configuration.certificateVerification = .none
+            return tls == .prefer ? .prefer(configuration) : .require(configuration)
+        case .verifyCA:
+            configuration.certificateVerification = .noHostnameVerification
+            return .require(configuration)
+        case .verifyFull:
+            configuration.certificateVerification = .fullVerification
+            return .require(configuration)
+        }
+    }
+}
+
+/// A database URL or password that cannot be used; the message says what to write instead and
+/// never holds the password.
+public struct PostgresSettingsError: Error, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

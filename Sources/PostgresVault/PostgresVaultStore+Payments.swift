@@ -1,0 +1,424 @@
+public import Foundation
+import Logging
+import PostgresNIO
+public import Tokenizer
+
+extension PostgresVaultStore {
+    // MARK: - Clients and payment methods
+
+    public func insertClient(_ client: ClientRecord) async throws {
+        try await execute(
+            """
+            INSERT INTO client (id, merchant_id, email, description, created_at)
+            VALUES (\(client.id), \(client.merchantID), \(client.email), \(client.description), \(client.createdAt.stored))
+            """
+        )
+    }
+
+    public func client(id: String, merchantID: String) async throws -> ClientRecord? {
+        let rows = try await rows(
+            "SELECT id, merchant_id, email, description, created_at FROM client WHERE id = \(id) AND merchant_id = \(merchantID)"
+        )
+        return try rows.first.map { row in
+            let (id, merchant, email, description, created) = try row.decode((String, String, String?, String?, Date).self)
+            return ClientRecord(id: id, merchantID: merchant, email: email, description: description, createdAt: created.stored)
+        }
+    }
+
+    static let paymentMethodColumns = """
+        id, merchant_id, client_id, fingerprint, brand, bin, last4, exp_month, exp_year, key_id, sealed_card, created_at
+        """
+
+    static func paymentMethod(_ row: PostgresRow) throws -> PaymentMethodRecord {
+        let (id, merchant, client, fingerprint, brand, bin, last4, month, year, keyID, card, created) =
+            try row.decode((String, String, String, String, String, String, String, Int, Int, String, Data, Date).self)
+        return PaymentMethodRecord(
+            id: id,
+            merchantID: merchant,
+            clientID: client,
+            fingerprint: fingerprint,
+            brand: brand,
+            bin: bin,
+            last4: last4,
+            expMonth: month,
+            expYear: year,
+            keyID: keyID,
+            sealedCard: card,
+            createdAt: created.stored
+        )
+    }
+
+    public func savePaymentMethod(_ method: PaymentMethodRecord) async throws -> PaymentMethodRecord {
+        try await transaction { [logger] connection in
+            // The client's card once: a second save of it (on any server) updates the first,
+            // whose id the card is sealed for (the caller sealed it again for that id).
+            let existing = try await Self.rows(
+                """
+                SELECT \(unescaped: Self.paymentMethodColumns) FROM payment_method
+                WHERE client_id = \(method.clientID) AND fingerprint = \(method.fingerprint) FOR UPDATE
+                """,
+                connection,
+                logger
+            )
+            if let row = existing.first {
+                var existing = try Self.paymentMethod(row)
+                existing.expMonth = method.expMonth
+                existing.expYear = method.expYear
+                existing.keyID = method.keyID
+                existing.sealedCard = method.sealedCard
+                try await Self.execute(
+                    """
+                    UPDATE payment_method SET exp_month = \(existing.expMonth), exp_year = \(existing.expYear),
+                      key_id = \(existing.keyID), sealed_card = \(existing.sealedCard)
+                    WHERE id = \(existing.id)
+                    """,
+                    connection,
+                    logger
+                )
+                return existing
+            }
+            try await Self.execute(
+                """
+                INSERT INTO payment_method (\(unescaped: Self.paymentMethodColumns))
+                VALUES (\(method.id), \(method.merchantID), \(method.clientID), \(method.fingerprint), \(method.brand), \(method.bin),
+                  \(method.last4), \(method.expMonth), \(method.expYear), \(method.keyID), \(method.sealedCard),
+                  \(method.createdAt.stored))
+                """,
+                connection,
+                logger
+            )
+            return method
+        }
+    }
+
+    public func paymentMethod(id: String, merchantID: String) async throws -> PaymentMethodRecord? {
+        try await rows(
+            "SELECT \(unescaped: Self.paymentMethodColumns) FROM payment_method WHERE id = \(id) AND merchant_id = \(merchantID)"
+        ).first.map(Self.paymentMethod)
+    }
+
+    public func paymentMethods(clientID: String, merchantID: String, after: PaymentMethodRecord?, limit: Int) async throws -> [PaymentMethodRecord] {
+        // Oldest first by (created_at, id): a record made in the same millisecond as the last
+        // one shown is neither skipped nor shown twice.
+        let rows =
+            if let after {
+                try await rows(
+                    """
+                    SELECT \(unescaped: Self.paymentMethodColumns) FROM payment_method
+                    WHERE client_id = \(clientID) AND merchant_id = \(merchantID)
+                      AND (created_at, id) > (\(after.createdAt.stored), \(after.id))
+                    ORDER BY created_at, id LIMIT \(limit)
+                    """
+                )
+            } else {
+                try await rows(
+                    """
+                    SELECT \(unescaped: Self.paymentMethodColumns) FROM payment_method
+                    WHERE client_id = \(clientID) AND merchant_id = \(merchantID) ORDER BY created_at, id LIMIT \(limit)
+                    """
+                )
+            }
+        return try rows.map(Self.paymentMethod)
+    }
+
+    public func deletePaymentMethod(id: String, merchantID: String) async throws -> Bool {
+        try await execute("DELETE FROM payment_method WHERE id = \(id) AND merchant_id = \(merchantID)") == 1
+    }
+
+    // MARK: - Transactions and refunds
+
+    static let transactionColumns = """
+        id, merchant_id, status, amount, currency, refunded_amount, description, client_id, payment_method_id, token_id, \
+        decline_code, processor_reference, brand, bin, last4, exp_month, exp_year, created_at, idempotency_key, checkout_session_id
+        """
+
+    static func transaction(_ row: PostgresRow) throws -> TransactionRecord {
+        let (
+            id, merchant, status, amount, currency, refunded, description, client, method, token, decline, reference, brand, bin,
+            last4, month, year, created, idempotencyKey, session
+        ) = try row.decode(
+            (
+                String, String, String, Int, String, Int, String?, String?, String?, String?, String?, String?, String, String,
+                String, Int, Int, Date, String?, String?
+            ).self
+        )
+        return TransactionRecord(
+            id: id,
+            merchantID: merchant,
+            status: status,
+            amount: amount,
+            currency: currency,
+            refundedAmount: refunded,
+            description: description,
+            clientID: client,
+            paymentMethodID: method,
+            tokenID: token,
+            declineCode: decline,
+            processorReference: reference,
+            brand: brand,
+            bin: bin,
+            last4: last4,
+            expMonth: month,
+            expYear: year,
+            createdAt: created.stored,
+            idempotencyKey: idempotencyKey,
+            checkoutSessionID: session
+        )
+    }
+
+    static func insert(_ transaction: TransactionRecord, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        let record = transaction
+        try await execute(
+            """
+            INSERT INTO "transaction" (\(unescaped: transactionColumns))
+            VALUES (\(record.id), \(record.merchantID), \(record.status), \(record.amount), \(record.currency), \(record.refundedAmount),
+              \(record.description), \(record.clientID), \(record.paymentMethodID), \(record.tokenID), \(record.declineCode),
+              \(record.processorReference), \(record.brand), \(record.bin), \(record.last4), \(record.expMonth), \(record.expYear),
+              \(record.createdAt.stored), \(record.idempotencyKey), \(record.checkoutSessionID))
+            """,
+            connection,
+            logger
+        )
+    }
+
+    public func insertTransaction(_ transaction: TransactionRecord, events: WebhookEvents?) async throws {
+        try await self.transaction { [logger] connection in
+            try await Self.insert(transaction, connection, logger)
+            if let events {
+                try await Self.record(
+                    { try events.settled(transaction) },
+                    merchantID: transaction.merchantID,
+                    at: events.now(),
+                    connection,
+                    logger
+                )
+            }
+        }
+    }
+
+    public func settleTransaction(_ pending: TransactionRecord, as settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord?
+    {
+        try await transaction { [logger] connection in
+            // Only a pending charge is settled: of two servers settling one (a request and a
+            // recovery), one changes the row and the other finds it settled.
+            let changed = try await Self.execute(
+                """
+                UPDATE "transaction" SET status = \(settlement.status), decline_code = \(settlement.declineCode),
+                  processor_reference = \(settlement.processorReference),
+                  payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id)
+                WHERE id = \(pending.id) AND status = 'pending'
+                """,
+                connection,
+                logger
+            )
+            guard changed == 1 else { return nil }
+            var settled = pending
+            settled.status = settlement.status
+            settled.declineCode = settlement.declineCode
+            settled.processorReference = settlement.processorReference
+            settled.paymentMethodID = settlement.paymentMethodID ?? pending.paymentMethodID
+            let record = settled
+            if let events {
+                try await Self.record({ try events.settled(record) }, merchantID: settled.merchantID, at: events.now(), connection, logger)
+            }
+            if settled.status == "succeeded", let sessionID = settled.checkoutSessionID {
+                try await Self.completeCheckoutSession(sessionID, paidWith: settled, events: events, connection, logger)
+            }
+            return settled
+        }
+    }
+
+    public func pendingTransactions(createdBefore date: Date, limit: Int) async throws -> [TransactionRecord] {
+        try await rows(
+            """
+            SELECT \(unescaped: Self.transactionColumns) FROM "transaction"
+            WHERE status = 'pending' AND created_at < \(date.stored) ORDER BY created_at LIMIT \(limit)
+            """
+        ).map(Self.transaction)
+    }
+
+    public func transaction(id: String, merchantID: String) async throws -> TransactionRecord? {
+        try await rows(
+            #"SELECT \#(unescaped: Self.transactionColumns) FROM "transaction" WHERE id = \#(id) AND merchant_id = \#(merchantID)"#
+        ).first.map(Self.transaction)
+    }
+
+    public func transactions(merchantID: String, clientID: String?, after: TransactionRecord?, limit: Int) async throws -> [TransactionRecord] {
+        // Newest first by (created_at, id), through transaction_by_merchant_time or
+        // transaction_by_client.
+        var query: PostgresQuery = #"SELECT \#(unescaped: Self.transactionColumns) FROM "transaction" WHERE merchant_id = \#(merchantID)"#
+        if let clientID {
+            query = query.appendingCondition("client_id = $N", clientID)
+        }
+        if let after {
+            query = query.appendingCondition("(created_at, id) < ($N, $N)", after.createdAt.stored, after.id)
+        }
+        query = query.appendingClause("ORDER BY created_at DESC, id DESC LIMIT $N", limit)
+        return try await rows(query).map(Self.transaction)
+    }
+
+    public func insertRefund(_ refund: RefundRecord, events: WebhookEvents?) async throws -> TransactionRecord? {
+        try await transaction { [logger] connection in
+            let updated = try await Self.rows(
+                """
+                UPDATE "transaction" SET refunded_amount = refunded_amount + \(refund.amount)
+                WHERE id = \(refund.transactionID) AND merchant_id = \(refund.merchantID) AND status = 'succeeded'
+                  AND refunded_amount + \(refund.amount) <= amount
+                RETURNING \(unescaped: Self.transactionColumns)
+                """,
+                connection,
+                logger
+            )
+            guard let row = updated.first else { return nil }
+            try await Self.execute(
+                """
+                INSERT INTO refund (id, merchant_id, transaction_id, amount, currency, created_at)
+                VALUES (\(refund.id), \(refund.merchantID), \(refund.transactionID), \(refund.amount), \(refund.currency),
+                  \(refund.createdAt.stored))
+                """,
+                connection,
+                logger
+            )
+            if let events {
+                try await Self.record({ try events.refunded(refund) }, merchantID: refund.merchantID, at: events.now(), connection, logger)
+            }
+            return try Self.transaction(row)
+        }
+    }
+
+    public func deleteRefund(_ refund: RefundRecord) async throws {
+        try await transaction { [logger] connection in
+            guard try await Self.execute("DELETE FROM refund WHERE id = \(refund.id)", connection, logger) == 1 else { return }
+            try await Self.execute(
+                #"UPDATE "transaction" SET refunded_amount = refunded_amount - \#(refund.amount) WHERE id = \#(refund.transactionID)"#,
+                connection,
+                logger
+            )
+        }
+    }
+
+    // MARK: - Idempotency keys
+
+    public func claimIdempotency(
+        merchantID: String,
+        key: String,
+        requestHash: String,
+        now: Date,
+        window: TimeInterval,
+        leaseUntil: Date
+    ) async throws -> IdempotencyClaim {
+        let cutoff = now.addingTimeInterval(-window)
+        return try await transaction { [logger] connection in
+            try await Self.execute(
+                "DELETE FROM idempotency_key WHERE merchant_id = \(merchantID) AND key = \(key) AND created_at <= \(cutoff.stored)",
+                connection,
+                logger
+            )
+            // The key's row, made by this request or by another (on any server): the insert of
+            // a second request waits for the first's transaction and then makes nothing.
+            let claimed = try await Self.execute(
+                """
+                INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until)
+                VALUES (\(merchantID), \(key), \(requestHash), \(now.stored), \(leaseUntil.stored))
+                ON CONFLICT (merchant_id, key) DO NOTHING
+                """,
+                connection,
+                logger
+            )
+            if claimed == 1 { return .claimed }
+            let rows = try await Self.rows(
+                """
+                SELECT request_hash, status, body, key_id, lease_until FROM idempotency_key
+                WHERE merchant_id = \(merchantID) AND key = \(key) FOR UPDATE
+                """,
+                connection,
+                logger
+            )
+            // Gone between the two statements (a purge): the caller tries again.
+            guard let row = rows.first else { return .inProgress }
+            let (hash, status, body, keyID, lease) = try row.decode((String, Int?, Data?, String?, Date?).self)
+            guard hash == requestHash else { return .mismatch }
+            if let status { return .replay(status: status, body: body, keyID: keyID) }
+            if let lease, lease > now { return .inProgress }
+            try await Self.execute(
+                "UPDATE idempotency_key SET lease_until = \(leaseUntil.stored) WHERE merchant_id = \(merchantID) AND key = \(key)",
+                connection,
+                logger
+            )
+            let charge = try await Self.rows(
+                #"SELECT id FROM "transaction" WHERE merchant_id = \#(merchantID) AND idempotency_key = \#(key)"#,
+                connection,
+                logger
+            )
+            return .recovered(transactionID: try charge.first?.decode(String.self))
+        }
+    }
+
+    public func finishIdempotency(merchantID: String, key: String, status: Int, body: Data, keyID: String) async throws {
+        try await execute(
+            """
+            UPDATE idempotency_key SET status = \(status), body = \(body), key_id = \(keyID)
+            WHERE merchant_id = \(merchantID) AND key = \(key)
+            """
+        )
+    }
+
+    public func releaseIdempotency(merchantID: String, key: String, at now: Date) async throws {
+        try await transaction { [logger] connection in
+            // A request that recorded a charge before it failed keeps its key, lapsed: the
+            // retry is answered with that charge, never runs it again.
+            let charged = try await Self.rows(
+                #"SELECT 1 FROM "transaction" WHERE merchant_id = \#(merchantID) AND idempotency_key = \#(key) LIMIT 1"#,
+                connection,
+                logger
+            )
+            if charged.isEmpty {
+                try await Self.execute(
+                    "DELETE FROM idempotency_key WHERE merchant_id = \(merchantID) AND key = \(key) AND status IS NULL",
+                    connection,
+                    logger
+                )
+            } else {
+                try await Self.execute(
+                    """
+                    UPDATE idempotency_key SET lease_until = \(now.stored)
+                    WHERE merchant_id = \(merchantID) AND key = \(key) AND status IS NULL
+                    """,
+                    connection,
+                    logger
+                )
+            }
+        }
+    }
+
+    public func purgeIdempotency(before date: Date) async throws -> Int {
+        try await execute("DELETE FROM idempotency_key WHERE created_at <= \(date.stored)")
+    }
+}
+
+extension PostgresQuery {
+    /// This query with ` AND condition`, each `$N` in it numbered after the binds so far.
+    func appendingCondition(_ condition: String, _ values: any PostgresEncodable & Sendable...) -> PostgresQuery {
+        appending(" AND " + condition, values)
+    }
+
+    /// This query with ` clause`, each `$N` in it numbered after the binds so far.
+    func appendingClause(_ clause: String, _ values: any PostgresEncodable & Sendable...) -> PostgresQuery {
+        appending(" " + clause, values)
+    }
+
+    private func appending(_ text: String, _ values: [any PostgresEncodable & Sendable]) -> PostgresQuery {
+        var binds = self.binds
+        var sql = self.sql
+        var next = binds.count
+        var rest = Substring(text)
+        while let placeholder = rest.range(of: "$N") {
+            next += 1
+            sql += rest[..<placeholder.lowerBound] + "$\(next)"
+            rest = rest[placeholder.upperBound...]
+        }
+        sql += rest
+        for value in values { try? binds.append(value, context: .default) }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+}

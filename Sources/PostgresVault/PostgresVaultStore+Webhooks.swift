@@ -1,0 +1,302 @@
+public import Foundation
+import Logging
+import PostgresNIO
+public import Tokenizer
+
+extension PostgresVaultStore {
+    // MARK: - Endpoints
+
+    static let endpointColumns = "id, merchant_id, url, events, key_id, sealed_secret, created_at, deleted_at"
+
+    static func endpoint(_ row: PostgresRow) throws -> WebhookEndpointRecord {
+        let (id, merchant, url, events, keyID, secret, created, deleted) =
+            try row.decode((String, String, String, String?, String, Data, Date, Date?).self)
+        return WebhookEndpointRecord(
+            id: id,
+            merchantID: merchant,
+            url: url,
+            events: events.map(WebhookEndpointRecord.eventTypes(stored:)),
+            keyID: keyID,
+            sealedSecret: Array(secret),
+            createdAt: created.stored,
+            deletedAt: deleted?.stored
+        )
+    }
+
+    public func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws {
+        try await execute(
+            """
+            INSERT INTO webhook_endpoint (\(unescaped: Self.endpointColumns))
+            VALUES (\(endpoint.id), \(endpoint.merchantID), \(endpoint.url), \(WebhookEndpointRecord.stored(eventTypes: endpoint.events)),
+              \(endpoint.keyID), \(Data(endpoint.sealedSecret)), \(endpoint.createdAt.stored), \(endpoint.deletedAt?.stored))
+            """
+        )
+    }
+
+    public func webhookEndpoint(id: String, merchantID: String) async throws -> WebhookEndpointRecord? {
+        try await rows(
+            """
+            SELECT \(unescaped: Self.endpointColumns) FROM webhook_endpoint
+            WHERE id = \(id) AND merchant_id = \(merchantID) AND deleted_at IS NULL
+            """
+        ).first.map(Self.endpoint)
+    }
+
+    public func webhookEndpoints(merchantID: String) async throws -> [WebhookEndpointRecord] {
+        try await rows(
+            """
+            SELECT \(unescaped: Self.endpointColumns) FROM webhook_endpoint
+            WHERE merchant_id = \(merchantID) AND deleted_at IS NULL ORDER BY created_at, id
+            """
+        ).map(Self.endpoint)
+    }
+
+    public func deleteWebhookEndpoint(id: String, merchantID: String, at now: Date) async throws -> Bool {
+        try await transaction { [logger] connection in
+            let deleted = try await Self.execute(
+                """
+                UPDATE webhook_endpoint SET deleted_at = \(now.stored)
+                WHERE id = \(id) AND merchant_id = \(merchantID) AND deleted_at IS NULL
+                """,
+                connection,
+                logger
+            )
+            guard deleted == 1 else { return false }
+            try await Self.execute(
+                "UPDATE webhook_delivery SET status = 'canceled', next_attempt_at = NULL WHERE endpoint_id = \(id) AND status = 'pending'",
+                connection,
+                logger
+            )
+            return true
+        }
+    }
+
+    // MARK: - Events
+
+    public func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String? {
+        try await transaction { [logger] connection in
+            try await Self.record({ draft }, merchantID: draft.merchantID, at: now, connection, logger)
+        }
+    }
+
+    /// Writes an event and its deliveries, in the caller's transaction, when the merchant has
+    /// endpoints that take its type; returns its id, or nil (nothing written) when none does.
+    @discardableResult
+    static func record(
+        _ draft: () throws -> WebhookEventDraft?,
+        merchantID: String,
+        at now: Date,
+        _ connection: PostgresConnection,
+        _ logger: Logger
+    ) async throws -> String? {
+        let endpoints = try await rows(
+            "SELECT id, events FROM webhook_endpoint WHERE merchant_id = \(merchantID) AND deleted_at IS NULL",
+            connection,
+            logger
+        ).map { row in try row.decode((String, String?).self) }
+        guard !endpoints.isEmpty, let draft = try draft() else { return nil }
+        let takers = draft.takers(among: endpoints.map { (id: $0.0, events: $0.1) })
+        guard !takers.isEmpty else { return nil }
+        let id = ObjectID.random(.event).rawValue
+        try await execute(
+            """
+            INSERT INTO webhook_event (id, merchant_id, type, body, created_at)
+            VALUES (\(id), \(draft.merchantID), \(draft.type), \(Data(draft.body(id: id, at: now))), \(now.stored))
+            """,
+            connection,
+            logger
+        )
+        for endpoint in takers {
+            let delivery = ObjectID.random(.webhookDelivery).rawValue
+            try await execute(
+                """
+                INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at)
+                VALUES (\(delivery), \(draft.merchantID), \(endpoint), \(id), \(draft.type), 'pending', 0, \(now.stored), \(now.stored))
+                """,
+                connection,
+                logger
+            )
+        }
+        return id
+    }
+
+    // MARK: - Deliveries
+
+    static let deliveryColumns = "id, merchant_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at"
+
+    static func delivery(_ row: PostgresRow) throws -> WebhookDeliveryRecord {
+        let (id, merchant, endpoint, event, type, status, attempts, next, created) =
+            try row.decode((String, String, String, String, String, String, Int, Date?, Date).self)
+        return WebhookDeliveryRecord(
+            id: id,
+            merchantID: merchant,
+            endpointID: endpoint,
+            eventID: event,
+            eventType: type,
+            status: status,
+            attempts: attempts,
+            nextAttemptAt: next?.stored,
+            createdAt: created.stored
+        )
+    }
+
+    public func claimWebhookDeliveries(
+        dueBy now: Date,
+        leaseUntil: Date,
+        limit: Int,
+        perEndpoint: Int,
+        perMerchant: Int,
+        sending: [String: Int],
+        sendingByMerchant: [String: Int]
+    ) async throws -> [DueWebhookDelivery] {
+        let busy = String(decoding: try JSONEncoder().encode(sending), as: UTF8.self)
+        let merchantsBusy = String(decoding: try JSONEncoder().encode(sendingByMerchant), as: UTF8.self)
+        return try await transaction { [logger] connection in
+            // Oldest first, no endpoint past `perEndpoint` and no merchant past `perMerchant`
+            // with those this server sends already; then the chosen rows locked with SKIP
+            // LOCKED and their lease checked again, so that two servers never lease one
+            // delivery (one takes it, the other passes over it) and a lapsed lease (its server
+            // died) is taken over.
+            let rows = try await Self.rows(
+                """
+                WITH due AS (
+                  SELECT id, endpoint_id, merchant_id, next_attempt_at,
+                    ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS place,
+                    ROW_NUMBER() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at, id) AS merchant_place
+                  FROM webhook_delivery
+                  WHERE status = 'pending' AND next_attempt_at <= \(now.stored)
+                    AND (lease_until IS NULL OR lease_until <= \(now.stored))),
+                chosen AS (
+                  SELECT due.id FROM due
+                    LEFT JOIN jsonb_each_text(\(busy)::jsonb) AS busy ON busy.key = due.endpoint_id
+                    LEFT JOIN jsonb_each_text(\(merchantsBusy)::jsonb) AS merchant_busy ON merchant_busy.key = due.merchant_id
+                  WHERE due.place + COALESCE(busy.value::integer, 0) <= \(perEndpoint)
+                    AND due.merchant_place + COALESCE(merchant_busy.value::integer, 0) <= \(perMerchant)
+                  ORDER BY due.next_attempt_at, due.id LIMIT \(limit)),
+                locked AS (
+                  SELECT d.id FROM webhook_delivery d
+                  WHERE d.id IN (SELECT id FROM chosen) AND d.status = 'pending'
+                    AND (d.lease_until IS NULL OR d.lease_until <= \(now.stored))
+                  FOR UPDATE SKIP LOCKED)
+                UPDATE webhook_delivery d SET lease_until = \(leaseUntil.stored)
+                FROM locked, webhook_event e, webhook_endpoint w
+                WHERE d.id = locked.id AND e.id = d.event_id AND w.id = d.endpoint_id
+                RETURNING d.id, d.merchant_id, d.endpoint_id, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at,
+                  d.created_at, e.body, e.created_at, w.url, w.key_id, w.sealed_secret
+                """,
+                connection,
+                logger
+            )
+            return try rows.map { row in
+                let delivery = try Self.delivery(row)
+                let access = row.makeRandomAccess()
+                return DueWebhookDelivery(
+                    delivery: delivery,
+                    merchantID: delivery.merchantID,
+                    body: Array(try access[9].decode(Data.self)),
+                    endpointURL: try access[11].decode(String.self),
+                    keyID: try access[12].decode(String.self),
+                    sealedSecret: Array(try access[13].decode(Data.self)),
+                    eventCreatedAt: try access[10].decode(Date.self).stored
+                )
+            }
+            .sorted { ($0.delivery.nextAttemptAt ?? .distantPast, $0.delivery.id) < ($1.delivery.nextAttemptAt ?? .distantPast, $1.delivery.id) }
+        }
+    }
+
+    public func finishWebhookAttempt(_ attempt: WebhookAttemptRecord, outcome: WebhookAttemptOutcome) async throws {
+        let (status, next): (String, Date?) =
+            switch outcome {
+            case .succeeded: (WebhookDeliveryRecord.succeeded, nil)
+            case .retry(let at): (WebhookDeliveryRecord.pending, at)
+            case .failed: (WebhookDeliveryRecord.failed, nil)
+            }
+        try await transaction { [logger] connection in
+            try await Self.execute(
+                """
+                INSERT INTO webhook_attempt (delivery_id, number, attempted_at, status_code, error, duration_ms)
+                VALUES (\(attempt.deliveryID), \(attempt.number), \(attempt.attemptedAt.stored), \(attempt.statusCode), \(attempt.error),
+                  \(attempt.durationMilliseconds))
+                ON CONFLICT (delivery_id, number) DO UPDATE SET attempted_at = EXCLUDED.attempted_at,
+                  status_code = EXCLUDED.status_code, error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms
+                """,
+                connection,
+                logger
+            )
+            // A delivery canceled meanwhile (its endpoint deleted) stays canceled.
+            try await Self.execute(
+                """
+                UPDATE webhook_delivery SET attempts = GREATEST(attempts, \(attempt.number)), status = \(status),
+                  next_attempt_at = \(next?.stored), lease_until = NULL
+                WHERE id = \(attempt.deliveryID) AND status = 'pending'
+                """,
+                connection,
+                logger
+            )
+        }
+    }
+
+    public func webhookDelivery(id: String, merchantID: String) async throws -> WebhookDeliveryRecord? {
+        try await rows(
+            "SELECT \(unescaped: Self.deliveryColumns) FROM webhook_delivery WHERE id = \(id) AND merchant_id = \(merchantID)"
+        ).first.map(Self.delivery)
+    }
+
+    public func webhookDeliveries(endpointID: String, after: WebhookDeliveryRecord?, limit: Int) async throws -> [WebhookDeliveryRecord] {
+        var query: PostgresQuery = "SELECT \(unescaped: Self.deliveryColumns) FROM webhook_delivery WHERE endpoint_id = \(endpointID)"
+        if let after {
+            query = query.appendingCondition("(created_at, id) < ($N, $N)", after.createdAt.stored, after.id)
+        }
+        query = query.appendingClause("ORDER BY created_at DESC, id DESC LIMIT $N", limit)
+        return try await rows(query).map(Self.delivery)
+    }
+
+    public func webhookAttempts(deliveryIDs: [String]) async throws -> [WebhookAttemptRecord] {
+        guard !deliveryIDs.isEmpty else { return [] }
+        return try await rows(
+            """
+            SELECT delivery_id, number, attempted_at, status_code, error, duration_ms FROM webhook_attempt
+            WHERE delivery_id = ANY(\(deliveryIDs)) ORDER BY delivery_id, number
+            """
+        ).map { row in
+            let (delivery, number, attempted, status, error, duration) = try row.decode((String, Int, Date, Int?, String?, Int).self)
+            return WebhookAttemptRecord(
+                deliveryID: delivery,
+                number: number,
+                attemptedAt: attempted.stored,
+                statusCode: status,
+                error: error,
+                durationMilliseconds: duration
+            )
+        }
+    }
+
+    public func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> Int {
+        try await transaction { [logger] connection in
+            // A batch of finished deliveries, oldest first; then the events of that batch that
+            // have no delivery left.
+            let events = try await Self.rows(
+                """
+                DELETE FROM webhook_delivery WHERE id IN (
+                  SELECT id FROM webhook_delivery WHERE created_at < \(cutoff.stored) AND status != 'pending'
+                  ORDER BY created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                RETURNING event_id
+                """,
+                connection,
+                logger
+            ).map { try $0.decode(String.self) }
+            let distinct = Array(Set(events))
+            if !distinct.isEmpty {
+                try await Self.execute(
+                    """
+                    DELETE FROM webhook_event WHERE id = ANY(\(distinct))
+                      AND NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_id = webhook_event.id)
+                    """,
+                    connection,
+                    logger
+                )
+            }
+            return events.count
+        }
+    }
+}

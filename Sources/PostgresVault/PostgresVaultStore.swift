@@ -1,0 +1,214 @@
+import Foundation
+public import Logging
+import PostgresNIO
+import Synchronization
+public import Tokenizer
+
+/// The vault on PostgreSQL, for several servers that share one vault: the same contract as
+/// the embedded SQLite store, each operation that must not race one statement or one
+/// transaction that PostgreSQL makes atomic across every connection (row locks, unique keys,
+/// `FOR UPDATE SKIP LOCKED` for webhook leases, advisory locks for the sweeps).
+///
+/// Card data reaches it sealed, as it reaches SQLite: bind values are ciphertext and
+/// fingerprints, never numbers, so PostgreSQL's own log cannot hold a card number.
+///
+/// ```swift
+/// let store = try await PostgresVaultStore.open(PostgresSettings(url: "postgres://capture@db/vault"))
+/// let vault = try await Vault.open(store: store, keys: keys)
+/// ```
+public final class PostgresVaultStore: VaultStore {
+    let client: PostgresClient
+    let settings: PostgresSettings
+    let logger: Logger
+    /// The pool's connections live while this task runs: it ends with the store.
+    private let running: Task<Void, Never>
+
+    private init(settings: PostgresSettings, logger: Logger) throws {
+        let client = PostgresClient(configuration: try settings.clientConfiguration(), backgroundLogger: logger)
+        self.client = client
+        self.settings = settings
+        self.logger = logger
+        running = Task { await client.run() }
+    }
+
+    deinit {
+        running.cancel()
+    }
+
+    /// Connects and brings the schema up to date (under an advisory lock, so that servers
+    /// starting together migrate once). Throws ``StoreSchemaTooNew`` when the database's
+    /// schema is newer than this build knows, and ``StoreUnavailable`` when the database
+    /// cannot be reached within the settings' wait.
+    public static func open(_ settings: PostgresSettings, logger: Logger = Logger(label: "capture.postgres")) async throws -> PostgresVaultStore {
+        let store = try PostgresVaultStore(settings: settings, logger: logger)
+        _ = try await store.migrate()
+        return store
+    }
+
+    /// Connects without migrating: for `capture-cli migrate`, which reports what it did.
+    public static func connect(_ settings: PostgresSettings, logger: Logger = Logger(label: "capture.postgres")) throws -> PostgresVaultStore {
+        try PostgresVaultStore(settings: settings, logger: logger)
+    }
+
+    // MARK: - Running statements
+
+    /// Runs `body` on a connection of the pool. A request waits at most the settings'
+    /// `connectionWait` for one (the database down, restarting, or every connection busy) and
+    /// is then refused with ``StoreUnavailable``; once it has a connection it is never cut
+    /// short, so that an answered request is one the database finished.
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let leased = LeaseFlag()
+        let wait = settings.connectionWait
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { [client] in
+                    try await client.withConnection { connection in
+                        leased.set()
+                        return try await body(connection)
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: wait)
+                    if !leased.isSet {
+                        throw StoreUnavailable(reason: "no connection to PostgreSQL within \(wait.components.seconds) s")
+                    }
+                    return nil
+                }
+                while let next = try await group.next() {
+                    if let result = next {
+                        group.cancelAll()
+                        return result
+                    }
+                }
+                throw StoreUnavailable(reason: "the connection ended without an answer")
+            }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    /// Runs `body` in a transaction (READ COMMITTED), committed when it returns and rolled
+    /// back when it throws. A deadlock or serialization failure, which PostgreSQL resolves
+    /// by failing one of the transactions, runs it again (at most three times).
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await withConnection { [logger] connection in
+                    try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
+                }
+            } catch let error as PostgresStoreError where attempt < 3 && error.isRetryable {
+                continue
+            }
+        }
+    }
+
+    /// One statement on a connection of the pool, its rows read to the end.
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await withConnection { [logger] connection in
+            try await Self.rows(query, connection, logger)
+        }
+    }
+
+    /// One statement that changes rows; returns how many it changed.
+    @discardableResult
+    func execute(_ query: PostgresQuery) async throws -> Int {
+        try await withConnection { [logger] connection in
+            try await Self.execute(query, connection, logger)
+        }
+    }
+
+    static func rows(_ query: PostgresQuery, _ connection: PostgresConnection, _ logger: Logger) async throws -> [PostgresRow] {
+        try await result(query, connection, logger).rows
+    }
+
+    @discardableResult
+    static func execute(_ query: PostgresQuery, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
+        try await result(query, connection, logger).metadata.rows ?? 0
+    }
+
+    /// The statement's rows, read to the end, and its command tag (the rows it changed).
+    private static func result(_ query: PostgresQuery, _ connection: PostgresConnection, _ logger: Logger) async throws -> PostgresQueryResult {
+        let result: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
+        return try await result.get()
+    }
+
+    /// Errors of the connection (refused, closed, the server shutting down or out of
+    /// connections) as ``StoreUnavailable``: the request may be tried again. Others as they are.
+    static func classify(_ error: any Error) -> any Error {
+        if error is StoreUnavailable || error is CancellationError { return error }
+        let underlying = (error as? PostgresTransactionError).flatMap { $0.closureError ?? $0.beginError ?? $0.commitError } ?? error
+        guard let psql = underlying as? PSQLError else { return error }
+        switch psql.code {
+        case .connectionError, .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .poolClosed:
+            return StoreUnavailable(reason: "the connection to PostgreSQL failed or closed")
+        case .server:
+            let state = psql.serverInfo?[.sqlState] ?? ""
+            // 08: connection exceptions; 57P01-03: the server shutting down or starting;
+            // 53300: too many connections.
+            if state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state) {
+                return StoreUnavailable(reason: "PostgreSQL refused the request (SQLSTATE \(state))")
+            }
+            return PostgresStoreError(state: state, message: psql.serverInfo?[.message] ?? "")
+        default:
+            return PostgresStoreError(state: "", message: "\(psql.code)")
+        }
+    }
+
+    // MARK: - Health
+
+    /// Whether the database answers a query now, within the connection wait.
+    public func ping() async -> Bool {
+        (try? await rows("SELECT 1")) != nil
+    }
+}
+
+/// A statement PostgreSQL refused for a reason other than its availability: its SQLSTATE and
+/// message (which name tables and constraints, never bound values).
+public struct PostgresStoreError: Error, CustomStringConvertible {
+    public let state: String
+    public let message: String
+
+    public var description: String { "PostgreSQL refused a statement (SQLSTATE \(state)): \(message)" }
+
+    /// A deadlock or a serialization failure: the transaction may run again.
+    var isRetryable: Bool { state == "40001" || state == "40P01" }
+    /// A unique key's violation.
+    var isUniqueViolation: Bool { state == "23505" }
+}
+
+extension Date {
+    /// The time as the stores keep it, to the millisecond: what SQLite gives back, so that a
+    /// record reads back equal whichever store kept it.
+    var stored: Date { StoreDate.stored(self) }
+}
+
+extension PostgresVaultStore {
+    /// Runs `body` while this server holds the advisory lock named by `job`, on a connection
+    /// kept for it; nil when another server holds it. A server that dies loses its connection
+    /// and so its lock: the next sweep elsewhere takes it.
+    public func exclusively<T: Sendable>(_ job: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+        try await withConnection { [logger] connection in
+            let taken = try await Self.rows("SELECT pg_try_advisory_lock(hashtext(\(job)))", connection, logger)
+            guard try taken.first?.decode(Bool.self) == true else { return nil }
+            do {
+                let result = try await body()
+                try await Self.execute("SELECT pg_advisory_unlock(hashtext(\(job)))", connection, logger)
+                return result
+            } catch {
+                _ = try? await Self.execute("SELECT pg_advisory_unlock(hashtext(\(job)))", connection, logger)
+                throw error
+            }
+        }
+    }
+}
+
+/// Whether a request got its connection: past that, the wait for one no longer applies.
+private final class LeaseFlag: Sendable {
+    private let state = Mutex(false)
+
+    func set() { state.withLock { $0 = true } }
+
+    var isSet: Bool { state.withLock { $0 } }
+}
