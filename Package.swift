@@ -157,9 +157,16 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
+        // What the vault's and the API's tests share: the two stores they run against.
+        .target(
+            name: "StoreTestSupport",
+            dependencies: ["Tokenizer", "PostgresVault", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/StoreTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "TokenizerTests",
-            dependencies: ["Tokenizer", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Tokenizer", "StoreTestSupport", "PostgresVault", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -168,6 +175,8 @@ let package = Package(
                 "CaptureServer",
                 "CardCapture",
                 "Tokenizer",
+                "StoreTestSupport",
+                "PostgresVault",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

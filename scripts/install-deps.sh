@@ -13,6 +13,8 @@ packages=(
     tesseract-ocr-eng
     tesseract-ocr
     libsqlite3-dev
+    # the vault several servers share (the tests start a throwaway cluster of it)
+    postgresql
     python3
     python3-pip
     # venvs: the yardstick's (make bench) and the learned model's training (make model)

@@ -9,6 +9,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
+# The tests that run on both stores need PostgreSQL: scripts/test.sh starts a cluster; run
+# alone, this starts one of its own and stops it at the end.
+if [ -z "${CAPTURE_TEST_POSTGRES:-}" ]; then
+    pg_dir=$(mktemp -d /tmp/capture-test-postgres.XXXXXX)
+    trap 'bash scripts/postgres-cluster.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+    CAPTURE_TEST_POSTGRES=$(bash scripts/postgres-cluster.sh start "$pg_dir" --fast) || exit 1
+    export CAPTURE_TEST_POSTGRES CAPTURE_TEST_POSTGRES_DIR=$pg_dir
+fi
 $SWIFT build --build-tests || exit 1
 log=.build/cli-tests.log
 bundle="$($SWIFT build --show-bin-path)/card-capturePackageTests.xctest"

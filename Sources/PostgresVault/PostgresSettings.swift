@@ -1,5 +1,5 @@
 public import Foundation
-public import PostgresNIO
+import PostgresNIO
 
 /// Where a PostgreSQL vault is and how to reach it, read from a
 /// `postgres://user[:password]@host[:port]/database[?sslmode=…]` URL (libpq's form).
@@ -23,6 +23,10 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
     public var poolSize = 16
     /// How long a request waits for a connection before it is answered 503.
     public var connectionWait: Duration = .seconds(5)
+    /// The schema the vault's tables live in (made when missing); PostgreSQL's default
+    /// (`public`) when nil. Several vaults may share a database this way: the tests give
+    /// each store a schema of its own.
+    public var schema: String?
 
     /// libpq's `sslmode`, with its meanings: `prefer` and `require` encrypt without checking
     /// the server's certificate; `verify-ca` checks its chain, `verify-full` its name too.
@@ -105,6 +109,7 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.tlsServerName = tls == .verifyFull ? host : nil
+        if let schema { configuration.options.additionalStartupParameters = [("search_path", schema)] }
         return configuration
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 import Tokenizer
@@ -138,8 +139,8 @@ extension PostgresVaultStore {
     /// The newest schema version this build knows.
     public static var schemaVersion: Int { migrations.last?.version ?? 0 }
 
-    /// The advisory lock the migrations run under (any fixed number; "capture" in ASCII).
-    static let migrationLock: Int64 = 0x63_61_70_74_75_72_65
+    /// The advisory lock the migrations run under: one per schema.
+    var migrationLock: String { "capture-migrate:" + (settings.schema ?? "public") }
 
     /// Brings the schema up to date: each migration not yet applied, in order, in one
     /// transaction with its record in `vault_schema`, all under an advisory lock so that
@@ -147,9 +148,11 @@ extension PostgresVaultStore {
     @discardableResult
     public func migrate() async throws -> (from: Int, to: Int) {
         let known = Self.schemaVersion
+        let (lock, schema) = (migrationLock, settings.schema)
         return try await withConnection { [logger] connection in
-            try await Self.execute("SELECT pg_advisory_lock(\(Self.migrationLock))", connection, logger)
+            try await Self.execute("SELECT pg_advisory_lock(hashtext(\(lock)))", connection, logger)
             do {
+                if let schema { try await Self.execute("CREATE SCHEMA IF NOT EXISTS \(unescaped: Self.quoted(schema))", connection, logger) }
                 try await Self.execute(
                     "CREATE TABLE IF NOT EXISTS vault_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
                     connection,
@@ -169,13 +172,18 @@ extension PostgresVaultStore {
                         )
                     }
                 }
-                try await Self.execute("SELECT pg_advisory_unlock(\(Self.migrationLock))", connection, logger)
+                try await Self.execute("SELECT pg_advisory_unlock(hashtext(\(lock)))", connection, logger)
                 return (found, max(found, known))
             } catch {
-                _ = try? await Self.execute("SELECT pg_advisory_unlock(\(Self.migrationLock))", connection, logger)
+                _ = try? await Self.execute("SELECT pg_advisory_unlock(hashtext(\(lock)))", connection, logger)
                 throw error
             }
         }
+    }
+
+    /// An identifier as SQL writes it, in double quotes.
+    static func quoted(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// The schema version the database is at; 0 for an empty one.

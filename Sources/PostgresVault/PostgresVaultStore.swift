@@ -18,7 +18,7 @@ public import Tokenizer
 /// ```
 public final class PostgresVaultStore: VaultStore {
     let client: PostgresClient
-    let settings: PostgresSettings
+    public let settings: PostgresSettings
     let logger: Logger
     /// The pool's connections live while this task runs: it ends with the store.
     private let running: Task<Void, Never>
@@ -211,4 +211,16 @@ private final class LeaseFlag: Sendable {
     func set() { state.withLock { $0 = true } }
 
     var isSet: Bool { state.withLock { $0 } }
+}
+
+extension PostgresVaultStore {
+    /// Runs SQL as it is, for tests that change or read the tables behind the store's back.
+    package func execute(sql: String) async throws {
+        try await execute(PostgresQuery(unsafeSQL: sql))
+    }
+
+    /// The first column of each row of `sql`, as text.
+    package func strings(sql: String) async throws -> [String] {
+        try await rows(PostgresQuery(unsafeSQL: sql)).map { try $0.decode(String.self) }
+    }
 }

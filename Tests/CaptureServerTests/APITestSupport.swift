@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import StoreTestSupport
 import Synchronization
 import Testing
 import Tokenizer
@@ -48,11 +49,12 @@ struct APIFixture {
     let other: MerchantKeys
     let logs = LogRecorder()
 
-    /// `now`: the vault's clock, when a test moves time.
-    init(now: (@Sendable () -> Date)? = nil) async throws {
+    /// `store`: SQLite in memory, or PostgreSQL in a schema of its own; `now`: the vault's
+    /// clock, when a test moves time.
+    init(_ store: StoreKind = .sqlite, now: (@Sendable () -> Date)? = nil) async throws {
         let keys = KeyRing(masterKey: SymmetricKey(size: .bits256))
         let configuration = now.map { Vault.Configuration(now: $0) } ?? Vault.Configuration()
-        vault = try await Vault.open(store: try SQLiteVaultStore.inMemory(), keys: keys, configuration: configuration)
+        vault = try await Vault.open(store: try await store.makeStore(), keys: keys, configuration: configuration)
         shop = try await vault.createMerchant(named: "shop")
         other = try await vault.createMerchant(named: "other")
     }

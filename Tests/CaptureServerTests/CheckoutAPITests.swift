@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import StoreTestSupport
 import Testing
 import Tokenizer
 
@@ -36,9 +37,9 @@ struct CheckoutAPITests {
          "allowed_brands": ["visa"], "tax_rate": "8.5", "metadata": {"order": "17"}}
         """#
 
-    @Test("a secret key opens a session whose url is the hosted page; a publishable key is refused")
-    func create() async throws {
-        let fixture = try await APIFixture()
+    @Test("a secret key opens a session whose url is the hosted page; a publishable key is refused", arguments: StoreKind.allCases)
+    func create(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let (refused, refusal) = try await client.send(.post, "/v1/checkout_sessions", key: fixture.shop.publishable, json: Self.body)
             #expect(refused == .forbidden)
@@ -59,9 +60,9 @@ struct CheckoutAPITests {
         }
     }
 
-    @Test("with --public-url the page's address is the public one")
-    func publicURL() async throws {
-        let fixture = try await APIFixture()
+    @Test("with --public-url the page's address is the public one", arguments: StoreKind.allCases)
+    func publicURL(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         var api = CaptureAPI(vault: fixture.vault)
         api.publicURL = "https://pay.example.com"
         try await Application(router: api.buildRouter(), logger: fixture.logs.logger()).test(.router) { client in
@@ -71,9 +72,9 @@ struct CheckoutAPITests {
         }
     }
 
-    @Test("wrong bodies get 400 naming the parameter; a cancel ends the session once, then 409")
-    func refusalsAndCancel() async throws {
-        let fixture = try await APIFixture()
+    @Test("wrong bodies get 400 naming the parameter; a cancel ends the session once, then 409", arguments: StoreKind.allCases)
+    func refusalsAndCancel(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let (missing, missingBody) = try await client.send(
                 .post,
@@ -111,9 +112,9 @@ struct CheckoutAPITests {
         }
     }
 
-    @Test("sessions list newest first in pages, each once")
-    func paging() async throws {
-        let fixture = try await APIFixture()
+    @Test("sessions list newest first in pages, each once", arguments: StoreKind.allCases)
+    func paging(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             var made: [String] = []
             for _ in 0..<5 {

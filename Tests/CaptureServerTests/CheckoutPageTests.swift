@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import StoreTestSupport
 import Testing
 import Tokenizer
 
@@ -18,9 +19,9 @@ struct CheckoutPageTests {
          "cancel_url": "https://shop.example/cart", "allowed_brands": ["visa"]}
         """#
 
-    @Test("the page shows the amount and a form with its token, and carries the security headers")
-    func showsForm() async throws {
-        let fixture = try await APIFixture()
+    @Test("the page shows the amount and a form with its token, and carries the security headers", arguments: StoreKind.allCases)
+    func showsForm(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let id = try await client.openSession(fixture, Self.sessionBody)
             let page = try await client.visit(.get, "/pay/\(id)")
@@ -45,9 +46,12 @@ struct CheckoutPageTests {
         }
     }
 
-    @Test("a good card pays: 303 to the page, which sends the buyer on to the return URL with the merchant's query kept; no card number anywhere")
-    func pays() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "a good card pays: 303 to the page, which sends the buyer on to the return URL with the merchant's query kept; no card number anywhere",
+        arguments: StoreKind.allCases
+    )
+    func pays(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let id = try await client.openSession(fixture, Self.sessionBody)
             let page = try await client.visit(.get, "/pay/\(id)")
@@ -70,9 +74,9 @@ struct CheckoutPageTests {
         }
     }
 
-    @Test("each refused field says why in the validator's words; nothing is tried; the CVC is never shown back")
-    func fieldErrors() async throws {
-        let fixture = try await APIFixture()
+    @Test("each refused field says why in the validator's words; nothing is tried; the CVC is never shown back", arguments: StoreKind.allCases)
+    func fieldErrors(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let id = try await client.openSession(fixture, Self.sessionBody)
             let page = try await client.visit(.get, "/pay/\(id)")
@@ -98,9 +102,9 @@ struct CheckoutPageTests {
         }
     }
 
-    @Test("a brand the session does not take is refused by name, before any attempt")
-    func allowedBrands() async throws {
-        let fixture = try await APIFixture()
+    @Test("a brand the session does not take is refused by name, before any attempt", arguments: StoreKind.allCases)
+    func allowedBrands(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let id = try await client.openSession(fixture, Self.sessionBody)
             let page = try await client.visit(.get, "/pay/\(id)")
@@ -111,9 +115,9 @@ struct CheckoutPageTests {
         }
     }
 
-    @Test("a decline says so and keeps the session open for another card; five tries end the form")
-    func declines() async throws {
-        let fixture = try await APIFixture()
+    @Test("a decline says so and keeps the session open for another card; five tries end the form", arguments: StoreKind.allCases)
+    func declines(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let id = try await client.openSession(fixture, Self.sessionBody)
             let page = try await client.visit(.get, "/pay/\(id)")
@@ -132,9 +136,9 @@ struct CheckoutPageTests {
         }
     }
 
-    @Test("a form without this browser's token is refused and charges nothing")
-    func forgery() async throws {
-        let fixture = try await APIFixture()
+    @Test("a form without this browser's token is refused and charges nothing", arguments: StoreKind.allCases)
+    func forgery(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let id = try await client.openSession(fixture, Self.sessionBody)
             let otherID = try await client.openSession(fixture, Self.sessionBody)
@@ -158,9 +162,9 @@ struct CheckoutPageTests {
         }
     }
 
-    @Test("Cancel ends the session, and the page sends the buyer to the cancel URL; it then takes no payment")
-    func cancel() async throws {
-        let fixture = try await APIFixture()
+    @Test("Cancel ends the session, and the page sends the buyer to the cancel URL; it then takes no payment", arguments: StoreKind.allCases)
+    func cancel(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let id = try await client.openSession(fixture, Self.sessionBody)
             let page = try await client.visit(.get, "/pay/\(id)")
@@ -175,9 +179,9 @@ struct CheckoutPageTests {
         }
     }
 
-    @Test("return_format ifcc answers with Inner Fence's parameters, the tax inside the amount")
-    func innerFence() async throws {
-        let fixture = try await APIFixture()
+    @Test("return_format ifcc answers with Inner Fence's parameters, the tax inside the amount", arguments: StoreKind.allCases)
+    func innerFence(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let body = #"""
                 {"amount": 1099, "currency": "USD", "return_url": "https://pos.example/back?ref=A%26B", "return_format": "ifcc", "tax_rate": "8.5"}
@@ -207,9 +211,12 @@ struct CheckoutPageTests {
         }
     }
 
-    @Test("a photo fills the form: the scanner's reading comes back for the buyer to check, only with the page's token")
-    func photo() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "a photo fills the form: the scanner's reading comes back for the buyer to check, only with the page's token",
+        arguments: StoreKind.allCases
+    )
+    func photo(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let card = try ScanAPITests.manifest("t012-flat-visa.png")
         let pan = try #require(card.pan)
         let image = try ScanAPITests.bytes("Fixtures/cards/\(card.file)")
@@ -244,9 +251,9 @@ struct CheckoutPageTests {
         }
     }
 
-    @Test("an unknown page is a 404 page that echoes nothing it was sent")
-    func unknown() async throws {
-        let fixture = try await APIFixture()
+    @Test("an unknown page is a 404 page that echoes nothing it was sent", arguments: StoreKind.allCases)
+    func unknown(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             for path in ["/pay/cs_nothere", "/pay/4242424242424242"] {
                 let page = try await client.visit(.get, path)

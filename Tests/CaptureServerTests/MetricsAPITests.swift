@@ -2,14 +2,18 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import StoreTestSupport
 import Testing
 import Tokenizer
 
 @Suite("HTTP API: metrics")
 struct MetricsAPITests {
-    @Test("GET /metrics counts requests by route template and status, tokens and transactions by outcome, and holds no ids or card data")
-    func counts() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "GET /metrics counts requests by route template and status, tokens and transactions by outcome, and holds no ids or card data",
+        arguments: StoreKind.allCases
+    )
+    func counts(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let (_, tokenData) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: visaBody)
             let token = try decode(TokenBody.self, tokenData)

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import StoreTestSupport
 import Synchronization
 import Testing
 import Tokenizer
@@ -13,9 +14,12 @@ import Tokenizer
 /// photos, neither of which may reach past its own share.
 @Suite("Hosted page under abuse")
 struct PageAbuseTests {
-    @Test("card testing through many sessions' pages: one address gets 429 (Retry-After) past the token limit's burst; nothing more is charged")
-    func cardTesting() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "card testing through many sessions' pages: one address gets 429 (Retry-After) past the token limit's burst; nothing more is charged",
+        arguments: StoreKind.allCases
+    )
+    func cardTesting(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         var api = CaptureAPI(vault: fixture.vault)
         // The limiter's clock stands still: a slow run refills nothing. 30 a minute, 10 at once.
         api.rateLimitClock = { .zero }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import StoreTestSupport
 import Synchronization
 import Testing
 import Tokenizer
@@ -17,9 +18,9 @@ struct PageFormTests {
          "client": "CLIENT", "save_payment_method": true}
         """#
 
-    @Test("a cookie value the client chose is not taken: the page issues its own, and a made-up one's form is refused")
-    func issuedCookie() async throws {
-        let fixture = try await APIFixture()
+    @Test("a cookie value the client chose is not taken: the page issues its own, and a made-up one's form is refused", arguments: StoreKind.allCases)
+    func issuedCookie(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let payments = Payments(vault: fixture.vault, processor: SandboxProcessor())
         let issued = payments.newPageCookie().value
         #expect(payments.pageCookieNonce(issued) != nil)
@@ -40,10 +41,13 @@ struct PageFormTests {
         }
     }
 
-    @Test("a form older than an hour is refused as expired, charges nothing, and the page shown with it has a fresh one that pays")
-    func formExpires() async throws {
+    @Test(
+        "a form older than an hour is refused as expired, charges nothing, and the page shown with it has a fresh one that pays",
+        arguments: StoreKind.allCases
+    )
+    func formExpires(store: StoreKind) async throws {
         let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-        let fixture = try await APIFixture(now: { now.withLock { $0 } })
+        let fixture = try await APIFixture(store, now: { now.withLock { $0 } })
         try await fixture.application().test(.router) { client in
             // A session open for a day: the form ends before it does.
             let day = CheckoutPageTests.sessionBody.replacingOccurrences(of: #""amount": 1099,"#, with: #""amount": 1099, "expires_in": 86400,"#)
@@ -62,9 +66,9 @@ struct PageFormTests {
         }
     }
 
-    @Test("over https the cookie is __Host- (Secure, Path=/) and every answer carries HSTS; over http neither")
-    func https() async throws {
-        let fixture = try await APIFixture()
+    @Test("over https the cookie is __Host- (Secure, Path=/) and every answer carries HSTS; over http neither", arguments: StoreKind.allCases)
+    func https(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application(publicURL: "https://pay.example.com").test(.router) { client in
             let id = try await client.openSession(fixture, CheckoutPageTests.sessionBody)
             let page = try await client.visit(.get, "/pay/\(id)")
@@ -95,9 +99,9 @@ struct PageFormTests {
         }
     }
 
-    @Test("a session that saves the card says so above the Pay button; one that does not, does not")
-    func savingSaid() async throws {
-        let fixture = try await APIFixture()
+    @Test("a session that saves the card says so above the Pay button; one that does not, does not", arguments: StoreKind.allCases)
+    func savingSaid(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let (status, data) = try await client.send(.post, "/v1/clients", key: fixture.shop.secret, json: #"{"email": "buyer@example.com"}"#)
             try #require(status == .created)

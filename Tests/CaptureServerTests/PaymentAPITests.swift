@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import StoreTestSupport
 import Testing
 
 @testable import Tokenizer
@@ -89,9 +90,9 @@ struct PaymentAPITests {
         }
     }
 
-    @Test("only a secret key charges; a publishable key is 403")
-    func secretOnly() async throws {
-        let fixture = try await APIFixture()
+    @Test("only a secret key charges; a publishable key is 403", arguments: StoreKind.allCases)
+    func secretOnly(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let token = try await client.token(fixture)
             let json = #"{"token": "\#(token)", "amount": 100, "currency": "USD"}"#
@@ -102,9 +103,12 @@ struct PaymentAPITests {
         }
     }
 
-    @Test("lists page: limit, has_more and starting_after walk every transaction and saved card once; bad cursors are clear errors")
-    func paging() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "lists page: limit, has_more and starting_after walk every transaction and saved card once; bad cursors are clear errors",
+        arguments: StoreKind.allCases
+    )
+    func paging(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let (_, clientBody) = try await client.send(.post, "/v1/clients", key: fixture.shop.secret, json: "{}")
             let clientID = try decode(IDBody.self, clientBody).id
@@ -149,9 +153,9 @@ struct PaymentAPITests {
         }
     }
 
-    @Test("a saved card: one payment method per card and client, charged again without a token, deleted")
-    func savedCards() async throws {
-        let fixture = try await APIFixture()
+    @Test("a saved card: one payment method per card and client, charged again without a token, deleted", arguments: StoreKind.allCases)
+    func savedCards(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let (_, clientBody) = try await client.send(.post, "/v1/clients", key: fixture.shop.secret, json: #"{"email": "pat@example.com"}"#)
             let clientID = try decode(IDBody.self, clientBody).id
@@ -182,9 +186,9 @@ struct PaymentAPITests {
         }
     }
 
-    @Test("refunds, full and partial, never beyond the captured amount; a declined charge has nothing to refund")
-    func refunds() async throws {
-        let fixture = try await APIFixture()
+    @Test("refunds, full and partial, never beyond the captured amount; a declined charge has nothing to refund", arguments: StoreKind.allCases)
+    func refunds(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let token = try await client.token(fixture)
             let (_, body) = try await client.charge(fixture, #"{"token": "\#(token)", "amount": 1000, "currency": "JPY"}"#)
@@ -210,9 +214,12 @@ struct PaymentAPITests {
         }
     }
 
-    @Test("Idempotency-Key: the same request returns the first answer and spends nothing twice; another body is refused")
-    func idempotency() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "Idempotency-Key: the same request returns the first answer and spends nothing twice; another body is refused",
+        arguments: StoreKind.allCases
+    )
+    func idempotency(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let token = try await client.token(fixture)
             let json = #"{"token": "\#(token)", "amount": 2500, "currency": "GBP"}"#
@@ -254,9 +261,9 @@ struct PaymentAPITests {
         }
     }
 
-    @Test("a request that fails validation frees its key for a corrected retry")
-    func idempotencyAfterError() async throws {
-        let fixture = try await APIFixture()
+    @Test("a request that fails validation frees its key for a corrected retry", arguments: StoreKind.allCases)
+    func idempotencyAfterError(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let token = try await client.token(fixture)
             let wrong = #"{"token": "\#(token)", "amount": -1, "currency": "EUR"}"#
@@ -287,9 +294,9 @@ struct IdempotencyAPITests {
         return firstBody
     }
 
-    @Test("tokens, clients and refunds: a retry gets the first answer and makes nothing twice")
-    func everyPost() async throws {
-        let fixture = try await APIFixture()
+    @Test("tokens, clients and refunds: a retry gets the first answer and makes nothing twice", arguments: StoreKind.allCases)
+    func everyPost(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let card = #"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030, "cvc": "123"}"#
             let other = #"{"number": "5555555555554444", "exp_month": 12, "exp_year": 2030, "cvc": "123"}"#
@@ -320,16 +327,18 @@ struct IdempotencyAPITests {
         }
     }
 
-    @Test("the store keeps a keyed digest of a request, not a plain hash that guessed card numbers could be tested against")
-    func keyedDigest() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "the store keeps a keyed digest of a request, not a plain hash that guessed card numbers could be tested against",
+        arguments: StoreKind.allCases
+    )
+    func keyedDigest(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let json = #"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030}"#
         try await fixture.application().test(.router) { client in
             let (status, _, _) = try await client.post("/v1/tokens", key: fixture.shop.publishable, json: json, idempotencyKey: "k1")
             #expect(status == .created)
         }
-        let store = try #require(fixture.vault.store as? SQLiteVaultStore)
-        let stored = try await store.database.read { db in try String.fetchAll(db, sql: "SELECT request_hash FROM idempotency_key") }
+        let stored = try await fixture.vault.store.strings(sql: "SELECT request_hash FROM idempotency_key")
         #expect(stored.count == 1)
         let plain = SHA256.hash(data: Array("POST /v1/tokens\n\(json)".utf8)).map { String(format: "%02x", $0) }.joined()
         #expect(stored.first?.count == 64 && stored.first != plain)

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import StoreTestSupport
 import Synchronization
 import Testing
 import Tokenizer
@@ -73,10 +74,11 @@ struct RateLimitTests {
     }
 
     @Test(
-        "past the burst a publishable key gets 429 rate_limited with Retry-After; refused cards count; secret keys and other merchants are not held"
+        "past the burst a publishable key gets 429 rate_limited with Retry-After; refused cards count; secret keys and other merchants are not held",
+        arguments: StoreKind.allCases
     )
-    func tokensLimited() async throws {
-        let fixture = try await APIFixture()
+    func tokensLimited(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let refused = #"{"number": "4242424242424241", "exp_month": 12, "exp_year": 2030}"#
         // The limiter's clock stands still: a loaded machine's slow requests refill nothing.
         var api = CaptureAPI(vault: fixture.vault)
@@ -109,9 +111,9 @@ struct RateLimitTests {
         }
     }
 
-    @Test("a limit of 0 is no limit")
-    func limitOff() async throws {
-        let fixture = try await APIFixture()
+    @Test("a limit of 0 is no limit", arguments: StoreKind.allCases)
+    func limitOff(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application(tokenRateLimit: 0).test(.router) { client in
             for _ in 0..<40 {
                 let (status, _, _) = try await Self.post(client, key: fixture.shop.publishable, json: visaBody)
@@ -159,9 +161,12 @@ struct RateLimitTests {
         #expect(proxies.rateKey(peer: "10.0.0.2", forwardedFor: ["203.0.113.5"]) == "203.0.113.5")
     }
 
-    @Test("over a real connection: behind a trusted proxy each forwarded client has its own allowance; without trust the header buys nothing")
-    func forwardedClients() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "over a real connection: behind a trusted proxy each forwarded client has its own allowance; without trust the header buys nothing",
+        arguments: StoreKind.allCases
+    )
+    func forwardedClients(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         for trusted in [true, false] {
             var api = CaptureAPI(vault: fixture.vault)
             api.rateLimitClock = { .zero }

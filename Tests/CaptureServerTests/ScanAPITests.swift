@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import StoreTestSupport
 import Testing
 import Tokenizer
 
@@ -46,9 +47,12 @@ struct ScanAPITests {
 
     static let scanner = Result { try CardScanner() }
 
-    @Test("a scan retried with its Idempotency-Key is the first scan, not a second one; another image under the key is refused")
-    func idempotentScan() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "a scan retried with its Idempotency-Key is the first scan, not a second one; another image under the key is refused",
+        arguments: StoreKind.allCases
+    )
+    func idempotentScan(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let image = try Self.bytes("Fixtures/cards/t012-flat-visa.png")
         let other = try Self.bytes("Fixtures/cards/t026-flat-amex.png")
         try await fixture.application(scanner: Self.scanner.get()).test(.router) { client in
@@ -64,9 +68,9 @@ struct ScanAPITests {
         }
     }
 
-    @Test("a card photo is read (number kept in the vault), made into a token once with its CVC, and the token pays")
-    func scanTokenCharge() async throws {
-        let fixture = try await APIFixture()
+    @Test("a card photo is read (number kept in the vault), made into a token once with its CVC, and the token pays", arguments: StoreKind.allCases)
+    func scanTokenCharge(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let card = try Self.manifest("t012-flat-visa.png")
         let pan = try #require(card.pan)
         try await fixture.application(scanner: Self.scanner.get()).test(.router) { client in
@@ -108,9 +112,12 @@ struct ScanAPITests {
         #expect(!logs.contains(pan) && logs.contains("/v1/scans"))
     }
 
-    @Test("the back of a card is not_found, and tokenizing it is scan_without_number; another merchant's scan is not found")
-    func nothingRead() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "the back of a card is not_found, and tokenizing it is scan_without_number; another merchant's scan is not found",
+        arguments: StoreKind.allCases
+    )
+    func nothingRead(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application(scanner: Self.scanner.get()).test(.router) { client in
             let (status, body) = try await client.upload(try Self.bytes("Fixtures/cards/t109-back.png"), key: fixture.shop.secret)
             #expect(status == .created)
@@ -154,9 +161,9 @@ struct ScanAPITests {
         }
     }
 
-    @Test("an upload over 10 MiB is 413 image_too_large, before it is scanned; no key is 401")
-    func tooLargeAndNoKey() async throws {
-        let fixture = try await APIFixture()
+    @Test("an upload over 10 MiB is 413 image_too_large, before it is scanned; no key is 401", arguments: StoreKind.allCases)
+    func tooLargeAndNoKey(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application(scanner: Self.scanner.get()).test(.router) { client in
             var big = try Self.bytes("Fixtures/cards/t012-flat-visa.png")
             big += [UInt8](repeating: 0, count: 10 * 1024 * 1024)
@@ -168,9 +175,9 @@ struct ScanAPITests {
         }
     }
 
-    @Test("beyond the scan limit, uploads are 429 rate_limited with Retry-After, and the ones let in are scanned")
-    func busy() async throws {
-        let fixture = try await APIFixture()
+    @Test("beyond the scan limit, uploads are 429 rate_limited with Retry-After, and the ones let in are scanned", arguments: StoreKind.allCases)
+    func busy(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let back = try Self.bytes("Fixtures/cards/t109-back.png")  // no number: every variant runs, most of a second
         try await fixture.application(scanner: Self.scanner.get(), scanLimit: 1).test(.router) { client in
             let answers = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String?).self) { group in
@@ -195,9 +202,9 @@ struct ScanAPITests {
         }
     }
 
-    @Test("a server without a scanner answers scans 503 scanner_unavailable and still makes tokens")
-    func noScanner() async throws {
-        let fixture = try await APIFixture()
+    @Test("a server without a scanner answers scans 503 scanner_unavailable and still makes tokens", arguments: StoreKind.allCases)
+    func noScanner(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let (status, body) = try await client.upload(try Self.bytes("Fixtures/cards/t012-flat-visa.png"), key: fixture.shop.publishable)
             #expect(status == .serviceUnavailable)

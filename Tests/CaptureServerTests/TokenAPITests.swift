@@ -2,14 +2,18 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import StoreTestSupport
 import Testing
 import Tokenizer
 
 @Suite("HTTP API: tokens, keys and errors")
 struct TokenAPITests {
-    @Test("the key matrix: pk and sk create tokens; only sk reads them; none or a wrong key is 401; another merchant's token is 404")
-    func keyMatrix() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "the key matrix: pk and sk create tokens; only sk reads them; none or a wrong key is 401; another merchant's token is 404",
+        arguments: StoreKind.allCases
+    )
+    func keyMatrix(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let (created, body) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: visaBody)
             #expect(created == .created)
@@ -27,9 +31,9 @@ struct TokenAPITests {
         }
     }
 
-    @Test("a token shows only brand, BIN, last four and expiry; reading it never spends it")
-    func tokenBody() async throws {
-        let fixture = try await APIFixture()
+    @Test("a token shows only brand, BIN, last four and expiry; reading it never spends it", arguments: StoreKind.allCases)
+    func tokenBody(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let (_, body) = try await client.send(
                 .post,
@@ -108,9 +112,9 @@ struct TokenAPITests {
         }
     }
 
-    @Test("a body over the limit is 413; unknown routes are a JSON 404")
-    func limits() async throws {
-        let fixture = try await APIFixture()
+    @Test("a body over the limit is 413; unknown routes are a JSON 404", arguments: StoreKind.allCases)
+    func limits(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let huge =
                 #"{"number": "4242424242424242", "holder": ""# + String(repeating: "A", count: 100_000) + #"", "exp_month": 1, "exp_year": 2030}"#
@@ -124,9 +128,9 @@ struct TokenAPITests {
         }
     }
 
-    @Test("the server's logs hold no card number, whatever the requests carried")
-    func logsHoldNoCardData() async throws {
-        let fixture = try await APIFixture()
+    @Test("the server's logs hold no card number, whatever the requests carried", arguments: StoreKind.allCases)
+    func logsHoldNoCardData(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let numbers = ["4242424242424242", "4242424242424241", "5555555555554444", "378282246310005"]
         try await fixture.application().test(.router) { client in
             for number in numbers {

@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import StoreTestSupport
 import Synchronization
 import Testing
 
@@ -77,9 +78,12 @@ struct WebhookAPITests {
         let secret: String?
     }
 
-    @Test("an endpoint is made with a secret key (its whsec_ secret shown once), read, listed and deleted; a publishable key gets 403")
-    func endpoints() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "an endpoint is made with a secret key (its whsec_ secret shown once), read, listed and deleted; a publishable key gets 403",
+        arguments: StoreKind.allCases
+    )
+    func endpoints(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         try await fixture.application().test(.router) { client in
             let body = #"{"url": "https://shop.example/hooks", "events": ["checkout_session.completed", "refund.created"]}"#
             let (forbidden, _) = try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.publishable, json: body)
@@ -150,9 +154,12 @@ struct WebhookAPITests {
         }
     }
 
-    @Test("a charge's event reaches the endpoint signed, is retried after a 500, and both attempts are listed; no card number is sent")
-    func delivery() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "a charge's event reaches the endpoint signed, is retried after a 500, and both attempts are listed; no card number is sent",
+        arguments: StoreKind.allCases
+    )
+    func delivery(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let receiver = WebhookReceiver(answering: [500])
         try await receiver.application().test(.live) { hook in
             let url = "http://127.0.0.1:\(try #require(hook.port))/hook"
@@ -211,10 +218,11 @@ struct WebhookAPITests {
     }
 
     @Test(
-        "a delivery connects to the address it checked (a name pinned to it); a name that turns private after the endpoint was made is refused, saying only that"
+        "a delivery connects to the address it checked (a name pinned to it); a name that turns private after the endpoint was made is refused, saying only that",
+        arguments: StoreKind.allCases
     )
-    func checkedAtDelivery() async throws {
-        let fixture = try await APIFixture()
+    func checkedAtDelivery(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let receiver = WebhookReceiver()
         try await receiver.application().test(.live) { hook in
             let port = try #require(hook.port)
@@ -260,9 +268,12 @@ struct WebhookAPITests {
         }
     }
 
-    @Test("an endpoint that does not answer holds only its share of the senders: another merchant's event overtakes its queue")
-    func slowEndpointShare() async throws {
-        let fixture = try await APIFixture()
+    @Test(
+        "an endpoint that does not answer holds only its share of the senders: another merchant's event overtakes its queue",
+        arguments: StoreKind.allCases
+    )
+    func slowEndpointShare(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
         let receiver = WebhookReceiver()
         try await receiver.application().test(.live) { hook in
             var api = CaptureAPI(vault: fixture.vault)

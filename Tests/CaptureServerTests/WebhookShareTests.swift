@@ -124,7 +124,8 @@ struct WebhookShareTests {
                 let errors = try await client.webhookAttempts(endpoint: tarpitID, key: fixture.shop.secret, within: .seconds(10)).compactMap {
                     $0["error"] as? String
                 }
-                #expect(errors.contains { $0.hasPrefix("cut short after 1 s without an answer") }, "\(errors)")
+                // After 1 s or more: on a loaded machine the dispatcher's poll may come later.
+                #expect(errors.contains { $0.hasPrefix("cut short after ") && $0.contains(" s without an answer") }, "\(errors)")
             }
         )
     }

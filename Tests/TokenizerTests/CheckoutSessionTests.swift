@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+import StoreTestSupport
 import Testing
 import Tokenizer
 
@@ -24,9 +25,9 @@ struct CheckoutSessionTests {
         return request
     }
 
-    @Test("a new session is open, keeps what it was asked, and reads back the same")
-    func create() async throws {
-        let fixture = try await VaultFixture()
+    @Test("a new session is open, keeps what it was asked, and reads back the same", arguments: StoreKind.allCases)
+    func create(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Payments(vault: fixture.vault)
         let session = try await payments.createCheckoutSession(Self.request(), merchantID: fixture.merchantID)
         #expect(session.id.hasPrefix("cs_"))
@@ -42,9 +43,9 @@ struct CheckoutSessionTests {
         #expect(error?.code == .checkoutSessionNotFound)
     }
 
-    @Test("out of time a session reads expired at once, the sweep ends it for good, and it can no longer be canceled")
-    func expiry() async throws {
-        let fixture = try await VaultFixture()
+    @Test("out of time a session reads expired at once, the sweep ends it for good, and it can no longer be canceled", arguments: StoreKind.allCases)
+    func expiry(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Payments(vault: fixture.vault)
         let short = try await payments.createCheckoutSession(Self.request(expiresIn: 10), merchantID: fixture.merchantID)
         let long = try await payments.createCheckoutSession(Self.request(), merchantID: fixture.merchantID)
@@ -61,9 +62,9 @@ struct CheckoutSessionTests {
         #expect(try await payments.checkoutSession(long.id, merchantID: fixture.merchantID).status == "open")
     }
 
-    @Test("a canceled session stays canceled: a second cancel, or an expiry sweep, changes nothing")
-    func cancel() async throws {
-        let fixture = try await VaultFixture()
+    @Test("a canceled session stays canceled: a second cancel, or an expiry sweep, changes nothing", arguments: StoreKind.allCases)
+    func cancel(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Payments(vault: fixture.vault)
         let session = try await payments.createCheckoutSession(Self.request(expiresIn: 10), merchantID: fixture.merchantID)
         let canceled = try await payments.cancelCheckoutSession(session.id, merchantID: fixture.merchantID)
@@ -129,9 +130,9 @@ struct CheckoutSessionTests {
         CardInput(number: number, expMonth: 12, expYear: 2030, cvc: "123", holder: "ALEX MORGAN")
     }
 
-    @Test("a decline leaves the session open for another card; a success completes it with its transaction, once")
-    func pay() async throws {
-        let fixture = try await VaultFixture()
+    @Test("a decline leaves the session open for another card; a success completes it with its transaction, once", arguments: StoreKind.allCases)
+    func pay(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Payments(vault: fixture.vault)
         let session = try await payments.createCheckoutSession(Self.request(), merchantID: fixture.merchantID)
         guard case .refused(let open, let declined) = try await payments.payCheckoutSession(session.id, card: Self.card("4000000000000002")) else {
@@ -155,9 +156,12 @@ struct CheckoutSessionTests {
         #expect(page.items.filter { $0.status == "succeeded" }.count == 1)
     }
 
-    @Test("a brand the session does not take, or a wrong card, is refused with its reason, counts as an attempt, and frees the session")
-    func refusedCards() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "a brand the session does not take, or a wrong card, is refused with its reason, counts as an attempt, and frees the session",
+        arguments: StoreKind.allCases
+    )
+    func refusedCards(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Payments(vault: fixture.vault)
         var request = Self.request()
         request.allowedBrands = ["visa"]
@@ -173,9 +177,9 @@ struct CheckoutSessionTests {
         }
     }
 
-    @Test("after five attempts the page takes no more; an expired session takes none")
-    func limits() async throws {
-        let fixture = try await VaultFixture()
+    @Test("after five attempts the page takes no more; an expired session takes none", arguments: StoreKind.allCases)
+    func limits(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Payments(vault: fixture.vault)
         let session = try await payments.createCheckoutSession(Self.request(), merchantID: fixture.merchantID)
         for _ in 0..<Payments.checkoutAttemptLimit {
@@ -189,9 +193,9 @@ struct CheckoutSessionTests {
         #expect(expired?.message == "this payment is expired")
     }
 
-    @Test("ten buyers paying one session at once: exactly one payment is taken")
-    func concurrentPayments() async throws {
-        let fixture = try await VaultFixture()
+    @Test("ten buyers paying one session at once: exactly one payment is taken", arguments: StoreKind.allCases)
+    func concurrentPayments(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Payments(vault: fixture.vault)
         let session = try await payments.createCheckoutSession(Self.request(), merchantID: fixture.merchantID)
         let paid = await withTaskGroup(of: Bool.self) { group in

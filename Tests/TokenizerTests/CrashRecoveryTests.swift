@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+import StoreTestSupport
 import Testing
 import Tokenizer
 
@@ -38,9 +39,12 @@ struct CrashRecoveryTests {
         throw CancellationError()
     }
 
-    @Test("the token's spend and its pending transaction are one write; the processor's record settles it after a crash")
-    func crashAfterAuthorization() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "the token's spend and its pending transaction are one write; the processor's record settles it after a crash",
+        arguments: StoreKind.allCases
+    )
+    func crashAfterAuthorization(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let sandbox = SandboxProcessor()
         let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
         let dying = Payments(vault: fixture.vault, processor: StallingProcessor(sandbox: sandbox, takesTheCharge: true))
@@ -67,10 +71,11 @@ struct CrashRecoveryTests {
     }
 
     @Test(
-        "a page payment that died after the processor charged the card holds its session (no expiry, no second payment) until recovery completes it"
+        "a page payment that died after the processor charged the card holds its session (no expiry, no second payment) until recovery completes it",
+        arguments: StoreKind.allCases
     )
-    func pagePaymentAcrossACrash() async throws {
-        let fixture = try await VaultFixture()
+    func pagePaymentAcrossACrash(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let sandbox = SandboxProcessor()
         let dying = Payments(
             vault: fixture.vault,
@@ -100,9 +105,9 @@ struct CrashRecoveryTests {
         #expect(events.sorted() == ["checkout_session.completed", "transaction.succeeded"])
     }
 
-    @Test("a charge that died before the processor heard of it is settled failed: the card was not charged")
-    func crashBeforeAuthorization() async throws {
-        let fixture = try await VaultFixture()
+    @Test("a charge that died before the processor heard of it is settled failed: the card was not charged", arguments: StoreKind.allCases)
+    func crashBeforeAuthorization(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let sandbox = SandboxProcessor()
         let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
         let dying = Payments(vault: fixture.vault, processor: StallingProcessor(sandbox: sandbox, takesTheCharge: false))
@@ -117,9 +122,12 @@ struct CrashRecoveryTests {
         #expect(settled.processorReference == nil)
     }
 
-    @Test("a retry with the Idempotency-Key of a charge that died is answered with that charge once the lease lapses, never run again")
-    func retryAfterCrash() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "a retry with the Idempotency-Key of a charge that died is answered with that charge once the lease lapses, never run again",
+        arguments: StoreKind.allCases
+    )
+    func retryAfterCrash(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let sandbox = SandboxProcessor()
         let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
         let request = Array("POST /v1/transactions\n{\"token\":\"\(token.id)\"}".utf8)
@@ -175,9 +183,9 @@ struct CrashRecoveryTests {
         #expect(all.count == 1)
     }
 
-    @Test("a request that died before it recorded anything frees its key when the lease lapses: the retry runs it")
-    func retryAfterCrashBeforeSpend() async throws {
-        let fixture = try await VaultFixture()
+    @Test("a request that died before it recorded anything frees its key when the lease lapses: the retry runs it", arguments: StoreKind.allCases)
+    func retryAfterCrashBeforeSpend(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let keys = IdempotencyKeys(vault: fixture.vault, lease: .seconds(30))
         let request = Array("same".utf8)
         let runs = RunCounter()

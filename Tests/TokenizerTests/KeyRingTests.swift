@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
 import GRDB
+import PostgresVault
+import StoreTestSupport
 import Testing
 
 @testable import Tokenizer
@@ -84,9 +86,9 @@ struct KeyRingTests {
 
 @Suite("API keys")
 struct APIKeyTests {
-    @Test("keys are issued once, found by their digest, and typed; anything else is nil")
-    func authenticate() async throws {
-        let fixture = try await VaultFixture()
+    @Test("keys are issued once, found by their digest, and typed; anything else is nil", arguments: StoreKind.allCases)
+    func authenticate(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let keys = fixture.merchant
         #expect(keys.publishable.hasPrefix("pk_") && keys.secret.hasPrefix("sk_"))
         #expect(try await fixture.vault.authenticate(apiKey: keys.publishable)?.kind == .publishable)
@@ -111,21 +113,28 @@ struct APIKeyTests {
 struct APIKeyLifecycleTests {
     /// A second vault on the same store and key ring: a server process beside the CLI that
     /// revokes, with its own cache of keys, on the same clock.
+    /// Another server on the fixture's vault: on PostgreSQL a store of its own (its own
+    /// connections) on the same database, as a second instance has.
     static func server(beside fixture: VaultFixture, keys: KeyRing) async throws -> Vault {
-        try await Vault.open(store: fixture.vault.store, keys: keys, configuration: fixture.vault.configuration)
+        var store = fixture.vault.store
+        if let postgres = store as? PostgresVaultStore { store = try await PostgresVaultStore.open(postgres.settings) }
+        return try await Vault.open(store: store, keys: keys, configuration: fixture.vault.configuration)
     }
 
-    static func fixture() async throws -> (VaultFixture, KeyRing) {
+    static func fixture(_ kind: StoreKind) async throws -> (VaultFixture, KeyRing) {
         let keys = KeyRing(masterKey: SymmetricKey(size: .bits256))
         let clock = TestClock()
-        let store = try SQLiteVaultStore.inMemory()
+        let store = try await kind.makeStore()
         let vault = try await Vault.open(store: store, keys: keys, configuration: Vault.Configuration(now: { clock.now }))
         return (try await VaultFixture(vault: vault, clock: clock), keys)
     }
 
-    @Test("a revoked key is refused at once where it was revoked, and by another vault on the store once its 2 s are up")
-    func revoke() async throws {
-        let (fixture, ring) = try await Self.fixture()
+    @Test(
+        "a revoked key is refused at once where it was revoked, and by another vault on the store once its 2 s are up",
+        arguments: StoreKind.allCases
+    )
+    func revoke(store: StoreKind) async throws {
+        let (fixture, ring) = try await Self.fixture(store)
         let server = try await Self.server(beside: fixture, keys: ring)
         let keys = fixture.merchant
         #expect(try await server.authenticate(apiKey: keys.secret)?.kind == .secret)
@@ -144,9 +153,12 @@ struct APIKeyLifecycleTests {
         #expect(try await server.authenticate(apiKey: keys.publishable)?.kind == .publishable)
     }
 
-    @Test("a key is revoked by its id from the list; revoking again keeps the first end; unknown keys and ids are refused")
-    func revokeByID() async throws {
-        let (fixture, _) = try await Self.fixture()
+    @Test(
+        "a key is revoked by its id from the list; revoking again keeps the first end; unknown keys and ids are refused",
+        arguments: StoreKind.allCases
+    )
+    func revokeByID(store: StoreKind) async throws {
+        let (fixture, _) = try await Self.fixture(store)
         let listed = try await fixture.vault.apiKeys(merchant: "test-merchant")
         #expect(listed.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [.publishable, .secret])
         #expect(listed.allSatisfy { $0.expiresAt == nil && $0.id.count == 20 && $0.id.hasPrefix("key_") })
@@ -164,9 +176,9 @@ struct APIKeyLifecycleTests {
         #expect(nobody?.code == .merchantNotFound)
     }
 
-    @Test("rotation issues new keys at once and retires the old ones after their grace; only the kinds asked for")
-    func rotate() async throws {
-        let (fixture, ring) = try await Self.fixture()
+    @Test("rotation issues new keys at once and retires the old ones after their grace; only the kinds asked for", arguments: StoreKind.allCases)
+    func rotate(store: StoreKind) async throws {
+        let (fixture, ring) = try await Self.fixture(store)
         let server = try await Self.server(beside: fixture, keys: ring)
         let old = fixture.merchant
         let rotated = try await fixture.vault.rotateKeys(merchant: "test-merchant", kinds: [.secret], grace: .seconds(600))
@@ -192,12 +204,11 @@ struct APIKeyLifecycleTests {
         #expect(try await fixture.vault.authenticate(apiKey: try #require(again.publishable)) != nil)
     }
 
-    @Test("a key whose row is deleted stops working once the cache's 2 s are up")
-    func deletedRow() async throws {
-        let (fixture, _) = try await Self.fixture()
+    @Test("a key whose row is deleted stops working once the cache's 2 s are up", arguments: StoreKind.allCases)
+    func deletedRow(store: StoreKind) async throws {
+        let (fixture, _) = try await Self.fixture(store)
         #expect(try await fixture.vault.authenticate(apiKey: fixture.merchant.secret) != nil)
-        let store = try #require(fixture.vault.store as? SQLiteVaultStore)
-        try await store.database.write { db in try db.execute(sql: "DELETE FROM api_key WHERE kind = 'secret'") }
+        try await fixture.vault.store.execute(sql: "DELETE FROM api_key WHERE kind = 'secret'")
         #expect(try await fixture.vault.authenticate(apiKey: fixture.merchant.secret) != nil)
         fixture.clock.advance(seconds: 2)
         #expect(try await fixture.vault.authenticate(apiKey: fixture.merchant.secret) == nil)

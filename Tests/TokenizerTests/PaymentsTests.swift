@@ -1,4 +1,5 @@
 import Foundation
+import StoreTestSupport
 import Synchronization
 import Testing
 import Tokenizer
@@ -62,9 +63,12 @@ struct PaymentsTests {
         }
     }
 
-    @Test("1,203 transactions made in one millisecond page out whole: each once, newest first, has_more until the last page")
-    func paging() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "1,203 transactions made in one millisecond page out whole: each once, newest first, has_more until the last page",
+        arguments: StoreKind.allCases
+    )
+    func paging(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Payments(vault: fixture.vault)
         // The test clock stands still: every transaction has the same created_at, so only the
         // id orders them and a page boundary falls inside a run of equal times.
@@ -126,9 +130,9 @@ struct PaymentsTests {
         #expect(outcomes.allSatisfy { ["ran", "replay", "busy"].contains($0) })
     }
 
-    @Test("an idempotency key is remembered 24 hours, then the same words start afresh")
-    func idempotencyWindow() async throws {
-        let fixture = try await VaultFixture()
+    @Test("an idempotency key is remembered 24 hours, then the same words start afresh", arguments: StoreKind.allCases)
+    func idempotencyWindow(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let keys = IdempotencyKeys(vault: fixture.vault)
         let runs = RunCounter()
         func call(_ body: String) async throws -> IdempotencyKeys.Result {

@@ -1,15 +1,16 @@
 import CardCapture
 import Foundation
 import GRDB
+import StoreTestSupport
 import Testing
 
 @testable import Tokenizer
 
 @Suite("Retention: tokens and scans are deleted some days after they expire")
 struct RetentionTests {
-    @Test("records expired longer ago than the retention are deleted, younger ones kept; ids then answer not found")
-    func deletesOnlyOldRecords() async throws {
-        let fixture = try await VaultFixture()
+    @Test("records expired longer ago than the retention are deleted, younger ones kept; ids then answer not found", arguments: StoreKind.allCases)
+    func deletesOnlyOldRecords(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let vault = fixture.vault
         let merchant = fixture.merchantID
         let old = try await vault.createToken(for: merchant, card: VaultFixture.visa)
@@ -45,9 +46,12 @@ struct RetentionTests {
         }
     }
 
-    @Test("of two tokens made before the cutoff, the one that expired before it is deleted, the one that expired after it kept")
-    func cutoffEdges() async throws {
-        let fixture = try await VaultFixture(lifetime: .seconds(1))
+    @Test(
+        "of two tokens made before the cutoff, the one that expired before it is deleted, the one that expired after it kept",
+        arguments: StoreKind.allCases
+    )
+    func cutoffEdges(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store, lifetime: .seconds(1))
         let gone = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
         fixture.clock.advance(seconds: 0.5)
         let kept = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
@@ -59,9 +63,9 @@ struct RetentionTests {
         #expect(try await fixture.vault.token(kept.id, merchantID: fixture.merchantID).id == kept.id)
     }
 
-    @Test("more records than one batch are all deleted, a batch at a time")
-    func deletesInBatches() async throws {
-        let fixture = try await VaultFixture()
+    @Test("more records than one batch are all deleted, a batch at a time", arguments: StoreKind.allCases)
+    func deletesInBatches(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let count = 2_300
         for _ in 0..<count {
             _ = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)

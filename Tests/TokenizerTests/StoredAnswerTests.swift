@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import StoreTestSupport
 import Testing
 
 @testable import Tokenizer
@@ -48,9 +49,9 @@ struct StoredAnswerTests {
         }
     }
 
-    @Test("an answer moved to another key's row does not open: its replay is refused, and nothing runs again")
-    func movedAnswer() async throws {
-        let fixture = try await VaultFixture()
+    @Test("an answer moved to another key's row does not open: its replay is refused, and nothing runs again", arguments: StoreKind.allCases)
+    func movedAnswer(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let keys = IdempotencyKeys(vault: fixture.vault)
         let runs = RunCounter()
         func call(_ key: String) async throws -> IdempotencyKeys.Result {
@@ -61,10 +62,9 @@ struct StoredAnswerTests {
         }
         _ = try await call("a")
         _ = try await call("b")
-        let store = try #require(fixture.vault.store as? SQLiteVaultStore)
-        try await store.database.write { db in
-            try db.execute(sql: "UPDATE idempotency_key SET body = (SELECT body FROM idempotency_key WHERE key = 'a') WHERE key = 'b'")
-        }
+        try await fixture.vault.store.execute(
+            sql: "UPDATE idempotency_key SET body = (SELECT body FROM idempotency_key WHERE key = 'a') WHERE key = 'b'"
+        )
         guard case .answerUnavailable = try await call("b") else {
             Issue.record("a moved answer was replayed")
             return

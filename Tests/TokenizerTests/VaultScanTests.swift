@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+import StoreTestSupport
 import Testing
 import Tokenizer
 
@@ -16,9 +17,12 @@ struct VaultScanTests {
         )
     }
 
-    @Test("a scan shows brand, BIN, last four and expiry; its token carries the scanned number, holder and the CVC given")
-    func scanToToken() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "a scan shows brand, BIN, last four and expiry; its token carries the scanned number, holder and the CVC given",
+        arguments: StoreKind.allCases
+    )
+    func scanToToken(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let scan = try await fixture.vault.recordScan(for: fixture.merchantID, result: Self.found())
         #expect(scan.id.hasPrefix("scan_") && scan.status == "found" && scan.confidence == 0.93)
         #expect(scan.card == Scan.Card(brand: "visa", bin: "424242", last4: "4242", expMonth: 11, expYear: 2029))
@@ -30,9 +34,9 @@ struct VaultScanTests {
         #expect(spent.pan.revealed == "4242424242424242" && spent.holder == "SAM LEE" && spent.cvc?.revealed == "321")
     }
 
-    @Test("a scan makes one token: the second is scan_already_used; the expiry given overrides the scan's")
-    func once() async throws {
-        let fixture = try await VaultFixture()
+    @Test("a scan makes one token: the second is scan_already_used; the expiry given overrides the scan's", arguments: StoreKind.allCases)
+    func once(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let scan = try await fixture.vault.recordScan(for: fixture.merchantID, result: Self.found())
         let token = try await fixture.vault.createToken(for: fixture.merchantID, scan: scan.id, cvc: nil, expiry: (3, 2031))
         #expect(token.card.expMonth == 3 && token.card.expYear == 2031 && !token.hasCVC)
@@ -42,9 +46,12 @@ struct VaultScanTests {
         #expect(again?.code == .scanAlreadyUsed)
     }
 
-    @Test("refusals: another merchant's scan, an expired scan, a scan without a number or expiry, a bad CVC (which leaves the scan usable)")
-    func refusals() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "refusals: another merchant's scan, an expired scan, a scan without a number or expiry, a bad CVC (which leaves the scan usable)",
+        arguments: StoreKind.allCases
+    )
+    func refusals(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let other = try await fixture.vault.createMerchant(named: "other").merchant.id
         let scan = try await fixture.vault.recordScan(for: fixture.merchantID, result: Self.found())
         let foreign = await #expect(throws: VaultError.self) { try await fixture.vault.createToken(for: other, scan: scan.id, cvc: nil) }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StoreTestSupport
 import Synchronization
 import Tokenizer
 
@@ -32,6 +33,11 @@ struct VaultFixture {
         self.vault = vault
         self.clock = clock
         self.merchant = try await vault.createMerchant(named: "test-merchant")
+    }
+
+    /// A fixture on a new store of the kind: SQLite in memory, or PostgreSQL in a schema of its own.
+    init(_ kind: StoreKind, lifetime: Duration = .seconds(300)) async throws {
+        try await self.init(store: try await kind.makeStore(), lifetime: lifetime)
     }
 
     /// A fixture on a vault made by the caller, sharing `clock`.

@@ -1,13 +1,14 @@
 import CardCapture
 import Foundation
+import StoreTestSupport
 import Testing
 import Tokenizer
 
 @Suite("Tokens: create, read, spend once")
 struct VaultTokenTests {
-    @Test("a token shows brand, BIN, last four and expiry; reading it never spends it")
-    func createAndRead() async throws {
-        let fixture = try await VaultFixture()
+    @Test("a token shows brand, BIN, last four and expiry; reading it never spends it", arguments: StoreKind.allCases)
+    func createAndRead(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
         #expect(token.id.hasPrefix("tok_"))
         #expect(token.card == CardSummary(brand: "visa", bin: "424242", last4: "4242", expMonth: 12, expYear: 2030))
@@ -23,9 +24,9 @@ struct VaultTokenTests {
         #expect(spent.cvc?.revealed == "123")
     }
 
-    @Test("a token is spent once; the second spend is token_already_used and the CVC is gone")
-    func spendOnce() async throws {
-        let fixture = try await VaultFixture()
+    @Test("a token is spent once; the second spend is token_already_used and the CVC is gone", arguments: StoreKind.allCases)
+    func spendOnce(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
         _ = try await fixture.vault.spend(token.id, merchantID: fixture.merchantID, amount: 500, currency: Currency("USD"))
         let error = await #expect(throws: VaultError.self) {
@@ -36,9 +37,9 @@ struct VaultTokenTests {
         #expect(after.used && !after.hasCVC)
     }
 
-    @Test("past its life a token is token_expired, and never spendable again")
-    func expiry() async throws {
-        let fixture = try await VaultFixture(lifetime: .seconds(60))
+    @Test("past its life a token is token_expired, and never spendable again", arguments: StoreKind.allCases)
+    func expiry(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store, lifetime: .seconds(60))
         let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
         fixture.clock.advance(seconds: 59)
         #expect(try await !fixture.vault.token(token.id, merchantID: fixture.merchantID).used)
@@ -49,9 +50,9 @@ struct VaultTokenTests {
         #expect(error?.code == .tokenExpired)
     }
 
-    @Test("another merchant's token reads and spends as not found")
-    func otherMerchant() async throws {
-        let fixture = try await VaultFixture()
+    @Test("another merchant's token reads and spends as not found", arguments: StoreKind.allCases)
+    func otherMerchant(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
         let other = try await fixture.vault.createMerchant(named: "other-merchant")
         let read = await #expect(throws: VaultError.self) { try await fixture.vault.token(token.id, merchantID: other.merchant.id) }
@@ -64,9 +65,9 @@ struct VaultTokenTests {
         _ = try await fixture.vault.spend(token.id, merchantID: fixture.merchantID, amount: 1, currency: Currency("EUR"))
     }
 
-    @Test("a bound token refuses another amount or currency, and stays spendable for its own")
-    func binding() async throws {
-        let fixture = try await VaultFixture()
+    @Test("a bound token refuses another amount or currency, and stays spendable for its own", arguments: StoreKind.allCases)
+    func binding(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa, amount: 2500, currency: "eur")
         #expect(token.amount == 2500 && token.currency == "EUR")
         let amount = await #expect(throws: VaultError.self) {
@@ -81,9 +82,9 @@ struct VaultTokenTests {
         #expect(spent.token.id == token.id)
     }
 
-    @Test("invalid cards, amounts and currencies are refused with the field's code")
-    func refusals() async throws {
-        let fixture = try await VaultFixture()
+    @Test("invalid cards, amounts and currencies are refused with the field's code", arguments: StoreKind.allCases)
+    func refusals(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         var card = VaultFixture.visa
         card.number = "4242424242424241"
         await #expect(throws: CardValidationError.self) { try await fixture.vault.createToken(for: fixture.merchantID, card: card) }
@@ -110,9 +111,9 @@ struct VaultTokenTests {
         #expect(limit?.message.contains("from 1 to 100,000,000,000 for BHD") == true, "\(limit?.message ?? "")")
     }
 
-    @Test("the sweeper erases the card data of expired tokens")
-    func purge() async throws {
-        let fixture = try await VaultFixture(lifetime: .seconds(60))
+    @Test("the sweeper erases the card data of expired tokens", arguments: StoreKind.allCases)
+    func purge(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store, lifetime: .seconds(60))
         let expiring = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
         fixture.clock.advance(seconds: 61)
         let fresh = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)

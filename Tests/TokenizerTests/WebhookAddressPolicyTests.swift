@@ -1,3 +1,4 @@
+import StoreTestSupport
 import Testing
 import Tokenizer
 
@@ -77,9 +78,12 @@ struct WebhookAddressPolicyTests {
         #expect(error?.message.contains("10.1.2.3") == false)
     }
 
-    @Test("a name that does not resolve yet is taken (each delivery checks it); with private addresses allowed, loopback is taken")
-    func taken() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "a name that does not resolve yet is taken (each delivery checks it); with private addresses allowed, loopback is taken",
+        arguments: StoreKind.allCases
+    )
+    func taken(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         var payments = WebhookTests.payments(fixture)
         _ = try await payments.createWebhookEndpoint(url: "https://later.example/x", events: nil, merchantID: fixture.merchantID)
         payments.webhookAddresses = .names(Self.names, allowPrivate: true)

@@ -1,6 +1,7 @@
 import CardCapture
 import Foundation
 import GRDB
+import StoreTestSupport
 import Testing
 
 @testable import Tokenizer
@@ -83,9 +84,12 @@ struct WebhookTests {
         }
     }
 
-    @Test("a settled charge and a refund write their events for the endpoints that take them, and none for a merchant without endpoints")
-    func chargeEvents() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "a settled charge and a refund write their events for the endpoints that take them, and none for a merchant without endpoints",
+        arguments: StoreKind.allCases
+    )
+    func chargeEvents(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Self.payments(fixture)
         let all = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
         let declines = try await payments.createWebhookEndpoint(
@@ -123,9 +127,12 @@ struct WebhookTests {
         #expect(try await Self.due(payments).isEmpty)
     }
 
-    @Test("a checkout session's end writes checkout_session.completed (with its transaction's event), .expired or .canceled")
-    func checkoutEvents() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "a checkout session's end writes checkout_session.completed (with its transaction's event), .expired or .canceled",
+        arguments: StoreKind.allCases
+    )
+    func checkoutEvents(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Self.payments(fixture)
         _ = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
         let request = CheckoutSessionTests.request(expiresIn: 60)
@@ -153,9 +160,12 @@ struct WebhookTests {
         #expect(ended.contains { $0 == ("checkout_session.expired", .text(expiring.id)) })
     }
 
-    @Test("a delivery is leased to one sender, tried again on the schedule after a failure, and done after a 2xx; every attempt is listed")
-    func leaseAndRetry() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "a delivery is leased to one sender, tried again on the schedule after a failure, and done after a 2xx; every attempt is listed",
+        arguments: StoreKind.allCases
+    )
+    func leaseAndRetry(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Self.payments(fixture)
         let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
         _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
@@ -207,9 +217,12 @@ struct WebhookTests {
         #expect(delivery.attempts[0].durationMilliseconds == 12)
     }
 
-    @Test("a lease gives no endpoint more than its share of senders, counting those already on their way; the oldest go first")
-    func sharePerEndpoint() async throws {
-        let fixture = try await VaultFixture()
+    @Test(
+        "a lease gives no endpoint more than its share of senders, counting those already on their way; the oldest go first",
+        arguments: StoreKind.allCases
+    )
+    func sharePerEndpoint(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Self.payments(fixture)
         let slow = try await payments.createWebhookEndpoint(url: "https://slow.example/hooks", events: nil, merchantID: fixture.merchantID)
         let quick = try await payments.createWebhookEndpoint(url: "https://quick.example/hooks", events: nil, merchantID: fixture.merchantID)
@@ -236,15 +249,18 @@ struct WebhookTests {
         #expect(second.map(\.transaction) == [charges[2], charges[3]])
     }
 
-    @Test("an event and its change commit together: when the event cannot be written, the refund is not recorded either")
-    func oneTransaction() async throws {
+    @Test(
+        "an event and its change commit together: when the event cannot be written, the refund is not recorded either",
+        arguments: StoreKind.allCases
+    )
+    func oneTransaction(store: StoreKind) async throws {
         struct Broken: WebhookObjectWriter {
             struct Failure: Error {}
             func transaction(_ record: TransactionRecord) -> [UInt8] { TestObjects().transaction(record) }
             func refund(_ record: RefundRecord) throws -> [UInt8] { throw Failure() }
             func checkoutSession(_ record: CheckoutSessionRecord, transaction: TransactionRecord?) -> [UInt8] { [] }
         }
-        let fixture = try await VaultFixture()
+        let fixture = try await VaultFixture(store)
         let broken = Payments(vault: fixture.vault, webhookObjects: Broken())
         _ = try await broken.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
         let paid = try await Self.charge(broken, "4242424242424242", merchantID: fixture.merchantID)
@@ -271,9 +287,9 @@ struct WebhookTests {
         #expect(waits.count == 29)
     }
 
-    @Test("a deleted endpoint's pending deliveries are canceled; its id is then unknown")
-    func deleteEndpoint() async throws {
-        let fixture = try await VaultFixture()
+    @Test("a deleted endpoint's pending deliveries are canceled; its id is then unknown", arguments: StoreKind.allCases)
+    func deleteEndpoint(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Self.payments(fixture)
         let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: ["*"], merchantID: fixture.merchantID)
         #expect(endpoint.endpoint.events == nil, "[\"*\"] is every type")
@@ -307,9 +323,9 @@ struct WebhookTests {
         #expect(created.endpoint.url == kept)
     }
 
-    @Test("an endpoint needs an http(s) URL and known event types, and a merchant may have 16")
-    func endpointChecks() async throws {
-        let fixture = try await VaultFixture()
+    @Test("an endpoint needs an http(s) URL and known event types, and a merchant may have 16", arguments: StoreKind.allCases)
+    func endpointChecks(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Self.payments(fixture)
         let cases: [(String, [String]?, String)] = [
             ("ftp://shop.example/hooks", nil, "url"),
@@ -337,10 +353,9 @@ struct WebhookTests {
         #expect(full?.message.contains("at most 16") == true)
     }
 
-    @Test("finished deliveries and their events go after the retention period; pending ones stay")
-    func retention() async throws {
-        let store = try SQLiteVaultStore.inMemory()
-        let fixture = try await VaultFixture(store: store)
+    @Test("finished deliveries and their events go after the retention period; pending ones stay", arguments: StoreKind.allCases)
+    func retention(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
         let payments = Self.payments(fixture)
         let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
         _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
@@ -365,7 +380,7 @@ struct WebhookTests {
         let left = try await payments.webhookDeliveries(endpoint: endpoint.endpoint.id, merchantID: fixture.merchantID).items
         #expect(left.map(\.delivery.id) == [due[1].0.delivery.id] && left.first?.delivery.status == "pending")
         // The delivered one's event went with it; the pending one's stays.
-        let events = try await store.database.read { db in try String.fetchAll(db, sql: "SELECT id FROM webhook_event") }
+        let events = try await fixture.vault.store.strings(sql: "SELECT id FROM webhook_event")
         #expect(events == [due[1].0.delivery.eventID])
     }
 

@@ -14,7 +14,7 @@ import Glibc
 /// let memory = try SQLiteVaultStore.inMemory()   // tests
 /// ```
 public struct SQLiteVaultStore: VaultStore {
-    let database: any DatabaseWriter
+    package let database: any DatabaseWriter
     /// Tokens made and spent and transactions recorded share commits under load.
     let groupCommit: GroupCommit
 
