@@ -37,6 +37,8 @@ fi
 set -e
 # kill -9 while charging, restart, retry: nothing stuck, orphaned or charged twice.
 python3 scripts/crash-test.py --cli .build/debug/capture-cli
+# The same on PostgreSQL, with two servers sharing the vault: each round kills one of them.
+python3 scripts/crash-test.py --cli .build/debug/capture-cli --postgres "$CAPTURE_TEST_POSTGRES" --instances 2
 # The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
 # cancel; screenshots in test-artifacts/browser.
 python3 scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser
