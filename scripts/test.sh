@@ -39,6 +39,9 @@ set -e
 python3 scripts/crash-test.py --cli .build/debug/capture-cli
 # The same on PostgreSQL, with two servers sharing the vault: each round kills one of them.
 python3 scripts/crash-test.py --cli .build/debug/capture-cli --postgres "$CAPTURE_TEST_POSTGRES" --instances 2
+# Two servers on one PostgreSQL vault: spends, Idempotency-Keys, webhooks, revocation, limits, and
+# PostgreSQL stopped and started again under load.
+python3 scripts/instances-test.py --cli .build/debug/capture-cli --postgres "$CAPTURE_TEST_POSTGRES" --cluster-dir "$pg_dir"
 # The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
 # cancel; screenshots in test-artifacts/browser.
 python3 scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser

@@ -161,7 +161,7 @@ extension PostgresVaultStore {
                 let found = try await Self.version(connection, logger)
                 guard found <= known else { throw StoreSchemaTooNew(found: found, known: known) }
                 for migration in Self.migrations where migration.version > found {
-                    try await connection.withTransaction(logger: logger) { connection in
+                    try await Self.inTransaction(connection, logger) { connection in
                         for statement in migration.statements {
                             try await Self.execute(PostgresQuery(unsafeSQL: statement), connection, logger)
                         }

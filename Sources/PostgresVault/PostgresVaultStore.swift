@@ -54,36 +54,32 @@ public final class PostgresVaultStore: VaultStore {
 
     /// Runs `body` on a connection of the pool. A request waits at most the settings'
     /// `connectionWait` for one (the database down, restarting, or every connection busy) and
-    /// is then refused with ``StoreUnavailable``; once it has a connection it is never cut
-    /// short, so that an answered request is one the database finished.
+    /// is then refused with ``StoreUnavailable``, whatever the pool does with its wait; once it
+    /// has a connection it is never cut short, so that an answered request is one the
+    /// database finished, and a refused one ran nothing.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        let leased = LeaseFlag()
-        let wait = settings.connectionWait
-        do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask { [client] in
-                    try await client.withConnection { connection in
-                        leased.set()
+        let gate = LeaseGate()
+        let (client, wait) = (self.client, settings.connectionWait)
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let answer = AnswerOnce(continuation)
+            let timer = Task {
+                do { try await Task.sleep(for: wait) } catch { return }
+                guard gate.expire() else { return }
+                answer.resume(with: .failure(StoreUnavailable(reason: "no connection to PostgreSQL within \(wait.components.seconds) s")))
+            }
+            Task {
+                // The pool's wait ends with the gate: a connection that comes late goes back.
+                defer { timer.cancel() }
+                do {
+                    let result = try await client.withConnection { connection in
+                        guard gate.enter() else { throw CancellationError() }
                         return try await body(connection)
                     }
+                    answer.resume(with: .success(result))
+                } catch {
+                    answer.resume(with: .failure(Self.classify(error)))
                 }
-                group.addTask {
-                    try await Task.sleep(for: wait)
-                    if !leased.isSet {
-                        throw StoreUnavailable(reason: "no connection to PostgreSQL within \(wait.components.seconds) s")
-                    }
-                    return nil
-                }
-                while let next = try await group.next() {
-                    if let result = next {
-                        group.cancelAll()
-                        return result
-                    }
-                }
-                throw StoreUnavailable(reason: "the connection ended without an answer")
             }
-        } catch {
-            throw Self.classify(error)
         }
     }
 
@@ -96,11 +92,29 @@ public final class PostgresVaultStore: VaultStore {
             attempt += 1
             do {
                 return try await withConnection { [logger] connection in
-                    try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
+                    try await Self.inTransaction(connection, logger) { connection in try await body(connection) }
                 }
             } catch let error as PostgresStoreError where attempt < 3 && error.isRetryable {
                 continue
             }
+        }
+    }
+
+    /// Runs `body` between BEGIN and COMMIT on `connection`, or ROLLBACK when it throws (the
+    /// statements sent as every other: see ``result(_:_:_:)``).
+    static func inTransaction<T>(
+        _ connection: PostgresConnection,
+        _ logger: Logger,
+        _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await execute("BEGIN", connection, logger)
+        do {
+            let result = try await body(connection)
+            try await execute("COMMIT", connection, logger)
+            return result
+        } catch {
+            _ = try? await execute("ROLLBACK", connection, logger)
+            throw error
         }
     }
 
@@ -129,8 +143,20 @@ public final class PostgresVaultStore: VaultStore {
     }
 
     /// The statement's rows, read to the end, and its command tag (the rows it changed).
+    ///
+    /// Sent from the connection's event loop, after a look at whether it is still open:
+    /// postgres-nio writes a statement to its channel without a promise for the write, so one
+    /// written to a connection that closed meanwhile (PostgreSQL restarting) would wait for an
+    /// answer forever. On the loop, an open channel's handler gets the statement and fails it
+    /// if the connection closes later.
     private static func result(_ query: PostgresQuery, _ connection: PostgresConnection, _ logger: Logger) async throws -> PostgresQueryResult {
-        let result: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
+        let loop = connection.eventLoop
+        let result = loop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
+            guard !connection.isClosed else {
+                return loop.makeFailedFuture(StoreUnavailable(reason: "the connection to PostgreSQL closed"))
+            }
+            return connection.query(query, logger: logger)
+        }
         return try await result.get()
     }
 
@@ -204,13 +230,45 @@ extension PostgresVaultStore {
     }
 }
 
-/// Whether a request got its connection: past that, the wait for one no longer applies.
-private final class LeaseFlag: Sendable {
-    private let state = Mutex(false)
+/// A request's wait for a connection ends one way: it gets one (and runs), or its time runs
+/// out (and it is refused, running nothing), never both.
+private final class LeaseGate: Sendable {
+    private enum State { case waiting, entered, expired }
+    private let state = Mutex(State.waiting)
 
-    func set() { state.withLock { $0 = true } }
+    /// True when the request may run: its time had not run out.
+    func enter() -> Bool {
+        state.withLock { state in
+            guard state == .waiting else { return false }
+            state = .entered
+            return true
+        }
+    }
 
-    var isSet: Bool { state.withLock { $0 } }
+    /// True when the request is refused now: it had not got a connection.
+    func expire() -> Bool {
+        state.withLock { state in
+            guard state == .waiting else { return false }
+            state = .expired
+            return true
+        }
+    }
+}
+
+/// A continuation resumed by whichever of the request and its timer ends first.
+private final class AnswerOnce<T: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<T, any Error>?>
+
+    init(_ continuation: CheckedContinuation<T, any Error>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume(with result: Result<T, any Error>) {
+        continuation.withLock { continuation in
+            continuation?.resume(with: result)
+            continuation = nil
+        }
+    }
 }
 
 extension PostgresVaultStore {
