@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import GRDB
-import PostgresVault
 import StoreTestSupport
 import Testing
 
@@ -113,14 +112,6 @@ struct APIKeyTests {
 struct APIKeyLifecycleTests {
     /// A second vault on the same store and key ring: a server process beside the CLI that
     /// revokes, with its own cache of keys, on the same clock.
-    /// Another server on the fixture's vault: on PostgreSQL a store of its own (its own
-    /// connections) on the same database, as a second instance has.
-    static func server(beside fixture: VaultFixture, keys: KeyRing) async throws -> Vault {
-        var store = fixture.vault.store
-        if let postgres = store as? PostgresVaultStore { store = try await PostgresVaultStore.open(postgres.settings) }
-        return try await Vault.open(store: store, keys: keys, configuration: fixture.vault.configuration)
-    }
-
     static func fixture(_ kind: StoreKind) async throws -> (VaultFixture, KeyRing) {
         let keys = KeyRing(masterKey: SymmetricKey(size: .bits256))
         let clock = TestClock()
@@ -135,7 +126,7 @@ struct APIKeyLifecycleTests {
     )
     func revoke(store: StoreKind) async throws {
         let (fixture, ring) = try await Self.fixture(store)
-        let server = try await Self.server(beside: fixture, keys: ring)
+        let server = try await fixture.secondServer()
         let keys = fixture.merchant
         #expect(try await server.authenticate(apiKey: keys.secret)?.kind == .secret)
 
@@ -179,7 +170,7 @@ struct APIKeyLifecycleTests {
     @Test("rotation issues new keys at once and retires the old ones after their grace; only the kinds asked for", arguments: StoreKind.allCases)
     func rotate(store: StoreKind) async throws {
         let (fixture, ring) = try await Self.fixture(store)
-        let server = try await Self.server(beside: fixture, keys: ring)
+        let server = try await fixture.secondServer()
         let old = fixture.merchant
         let rotated = try await fixture.vault.rotateKeys(merchant: "test-merchant", kinds: [.secret], grace: .seconds(600))
         #expect(rotated.publishable == nil)

@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
+import PostgresVault
 import StoreTestSupport
 import Synchronization
-import Tokenizer
+@testable import Tokenizer
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {
@@ -48,6 +49,15 @@ struct VaultFixture {
     }
 
     var merchantID: String { merchant.merchant.id }
+
+    /// Another server on this fixture's vault, with its key and clock: on PostgreSQL a store of
+    /// its own (its own connections) on the same schema, as a second instance has; on SQLite
+    /// the same store.
+    func secondServer() async throws -> Vault {
+        var store = vault.store
+        if let postgres = store as? PostgresVaultStore { store = try await PostgresVaultStore.open(postgres.settings) }
+        return try await Vault.open(store: store, keys: vault.keys, configuration: vault.configuration)
+    }
 
     /// Visa test card 4242…, expiring in 2030 (the test clock is in 2027).
     static let visa = CardInput(number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123", holder: "ALEX MORGAN")

@@ -47,7 +47,11 @@ enum JSONValue: Decodable, Equatable {
 @Suite("Webhooks: events written with their change, signed, leased, retried for a day")
 struct WebhookTests {
     static func payments(_ fixture: VaultFixture) -> Payments {
-        var payments = Payments(vault: fixture.vault, webhookObjects: TestObjects())
+        payments(fixture.vault)
+    }
+
+    static func payments(_ vault: Vault) -> Payments {
+        var payments = Payments(vault: vault, webhookObjects: TestObjects())
         payments.webhookAddresses = .names(WebhookAddressPolicyTests.names)
         return payments
     }
@@ -170,11 +174,14 @@ struct WebhookTests {
         let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
         _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
         let schedule = Payments.WebhookSchedule()
+        // Another server's dispatcher on the same vault.
+        let other = Self.payments(try await fixture.secondServer())
         let leased = try #require(try await Self.due(payments).first?.0)
+        #expect(try await Self.due(other).isEmpty, "leased: a second sender gets nothing")
         #expect(try await Self.due(payments).isEmpty, "leased: a second sender gets nothing")
-        // A sender that died holding it: once its lease lapses, another takes the delivery over.
+        // A sender that died holding it: once its lease lapses, another server takes it over.
         fixture.clock.advance(seconds: 7201)
-        let first = try #require(try await Self.due(payments).first?.0)
+        let first = try #require(try await Self.due(other).first?.0)
         #expect(first.delivery.id == leased.delivery.id && first.delivery.attempts == 0)
         #expect(try payments.webhookSecret(of: first) == endpoint.secret)
         let start = fixture.clock.now

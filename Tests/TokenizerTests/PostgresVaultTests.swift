@@ -1,0 +1,109 @@
+import Foundation
+import PostgresVault
+import StoreTestSupport
+import Testing
+
+@testable import Tokenizer
+
+/// What only the PostgreSQL store has: its URL, its migrations, its locks between servers, and
+/// its tables read directly for card data.
+@Suite("The PostgreSQL vault")
+struct PostgresVaultTests {
+    @Test("a database URL is read as libpq reads it; the password never shows")
+    func settings() throws {
+        let full = try PostgresSettings(url: "postgres://capture:s3cr%2Ft@db.internal:6543/vault?sslmode=verify-full", environment: [:])
+        #expect(full.host == "db.internal" && full.port == 6543 && full.user == "capture" && full.database == "vault")
+        #expect(full.password == "s3cr/t" && full.tls == .verifyFull)
+        #expect(!full.description.contains("s3cr") && full.description == "postgres://capture@db.internal:6543/vault?sslmode=verify-full")
+        let plain = try PostgresSettings(url: "postgresql://capture@[::1]/vault", environment: ["PGPASSWORD": "from-env"])
+        #expect(plain.host == "::1" && plain.port == 5432 && plain.password == "from-env" && plain.tls == .prefer)
+        #expect(plain.description == "postgres://capture@[::1]:5432/vault?sslmode=prefer")
+        let bad = [
+            "mysql://capture@db/vault": "not a postgres:// URL",
+            "postgres://db/vault": "names no user",
+            "postgres://capture@db": "names no database",
+            "postgres://capture:hunter2@db/vault?sslmode=maybe": "sslmode must be one of",
+            "postgres://capture:hunter2@db/vault?sslcert=x": "'sslcert' is not known",
+        ]
+        for (url, message) in bad {
+            let error = #expect(throws: PostgresSettingsError.self) { try PostgresSettings(url: url, environment: [:]) }
+            #expect(error?.description.contains(message) == true, "\(url): \(String(describing: error))")
+            #expect(error?.description.contains("hunter2") == false)
+        }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("password")
+        try "from-file\nignored\n".write(to: file, atomically: true, encoding: .utf8)
+        var fromFile = try PostgresSettings(url: "postgres://capture:in-url@db/vault", environment: [:])
+        try fromFile.readPassword(file: file.path)
+        #expect(fromFile.password == "from-file")
+    }
+
+    @Test("servers starting together migrate once; a schema newer than the build is refused")
+    func migrations() async throws {
+        let settings = try TestPostgres.newVault()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { _ = try await PostgresVaultStore.open(settings) } }
+            try await group.waitForAll()
+        }
+        let store = try await PostgresVaultStore.open(settings)
+        let versions = try await store.strings(sql: "SELECT version::text FROM vault_schema ORDER BY version")
+        #expect(versions == (1...PostgresVaultStore.schemaVersion).map(String.init))
+        #expect(try await store.migrate() == (PostgresVaultStore.schemaVersion, PostgresVaultStore.schemaVersion))
+        try await store.execute(sql: "INSERT INTO vault_schema (version, name, applied_at) VALUES (99, 'from the future', now())")
+        let error = await #expect(throws: StoreSchemaTooNew.self) { _ = try await PostgresVaultStore.open(settings) }
+        #expect(error?.found == 99 && error?.known == PostgresVaultStore.schemaVersion)
+        #expect(error?.description.contains("upgrade capture-cli") == true)
+    }
+
+    @Test("the sweep runs on one server at a time: while one holds its lock, another passes")
+    func sweepLock() async throws {
+        let settings = try TestPostgres.newVault()
+        let first = try await PostgresVaultStore.open(settings)
+        let second = try await PostgresVaultStore.open(settings)
+        let holding = AsyncStream<Void>.makeStream()
+        let release = AsyncStream<Void>.makeStream()
+        async let held = first.exclusively("vault-sweep") {
+            holding.continuation.yield()
+            for await _ in release.stream { break }
+            return "first"
+        }
+        for await _ in holding.stream { break }
+        #expect(try await second.exclusively("vault-sweep") { "second" } == nil, "two sweeps at once")
+        #expect(try await second.exclusively("another-job") { "other" } == "other", "a lock per job")
+        release.continuation.yield()
+        #expect(try await held == "first")
+        #expect(try await second.exclusively("vault-sweep") { "second" } == "second", "the lock is free again")
+    }
+
+    @Test("no card number in clear in any table, spent tokens hold no CVC, and the vault keeps only sealed data")
+    func nothingInClear() async throws {
+        let fixture = try await VaultFixture(.postgres)
+        let numbers = ["4242424242424242", "5555555555554444", "378282246310005"]
+        for (index, number) in numbers.enumerated() {
+            let card = CardInput(number: number, expMonth: 11, expYear: 2031, cvc: number.hasPrefix("37") ? "7391" : "739", holder: "PAT QUINTERO")
+            let token = try await fixture.vault.createToken(for: fixture.merchantID, card: card)
+            if index != 1 {
+                _ = try await fixture.vault.spend(token.id, merchantID: fixture.merchantID, amount: 100, currency: Currency("EUR"))
+            }
+        }
+        let store = fixture.vault.store
+        let tables = try await store.strings(
+            sql: "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
+        )
+        #expect(tables.contains("token") && tables.contains("transaction"))
+        var text = ""
+        for table in tables { text += try await store.strings(sql: #"SELECT t::text FROM "\#(table)" t"#).joined(separator: "\n") }
+        #expect(text.count > 1000)
+        for number in numbers {
+            // In text columns as digits, in bytea ones as the hex of their ASCII.
+            let hex = number.utf8.map { String(format: "%02x", $0) }.joined()
+            #expect(!text.contains(number) && !text.contains(hex), "a card number in clear in the tables")
+        }
+        #expect(!text.contains("PAT QUINTERO"))
+        let cvcs = try await store.strings(sql: "SELECT count(*)::text FROM token WHERE used_at IS NOT NULL AND sealed_cvc IS NOT NULL")
+        #expect(cvcs == ["0"], "a spent token kept its CVC")
+        let unspent = try await store.strings(sql: "SELECT count(*)::text FROM token WHERE used_at IS NULL AND sealed_cvc IS NOT NULL")
+        #expect(unspent == ["1"])
+    }
+}
