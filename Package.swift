@@ -184,8 +184,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CaptureCLITests",
-            // Tokenizer for what a test signs as the server would.
-            dependencies: ["capture-cli", "Tokenizer"],
+            // Tokenizer for what a test signs as the server would; a PostgreSQL database of its own
+            // for the tests of a shared vault.
+            dependencies: ["capture-cli", "Tokenizer", "StoreTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -113,23 +113,47 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
         return configuration
     }
 
+    /// postgres-nio's configuration of one connection with these settings (the probe at open).
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS =
+            switch self.tls {
+            case .disable: .disable
+            case .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration()))
+            default: .require(try NIOSSLContext(configuration: tlsConfiguration()))
+            }
+        var configuration = PostgresConnection.Configuration(
+            host: host,
+            port: port,
+            username: user,
+            password: password,
+            database: database,
+            tls: tls
+        )
+        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.tlsServerName = self.tls == .verifyFull ? host : nil
+        return configuration
+    }
+
     private func clientTLS() throws -> PostgresClient.Configuration.TLS {
+        switch tls {
+        case .disable: .disable
+        case .prefer: .prefer(tlsConfiguration())
+        default: .require(tlsConfiguration())
+        }
+    }
+
+    /// The checks `sslmode` asks for, on the certificates `sslrootcert` names.
+    private func tlsConfiguration() -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         if let rootCertificate {
             configuration.trustRoots = .file(rootCertificate)
         }
         switch tls {
-        case .disable: return .disable
-        case .prefer, .require:
-            configuration.certificateVerification = .none
-            return tls == .prefer ? .prefer(configuration) : .require(configuration)
-        case .verifyCA:
-            configuration.certificateVerification = .noHostnameVerification
-            return .require(configuration)
-        case .verifyFull:
-            configuration.certificateVerification = .fullVerification
-            return .require(configuration)
+        case .disable, .prefer, .require: configuration.certificateVerification = .none
+        case .verifyCA: configuration.certificateVerification = .noHostnameVerification
+        case .verifyFull: configuration.certificateVerification = .fullVerification
         }
+        return configuration
     }
 }
 

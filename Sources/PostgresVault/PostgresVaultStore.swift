@@ -39,15 +39,43 @@ public final class PostgresVaultStore: VaultStore {
     /// starting together migrate once). Throws ``StoreSchemaTooNew`` when the database's
     /// schema is newer than this build knows, and ``StoreUnavailable`` when the database
     /// cannot be reached within the settings' wait.
-    public static func open(_ settings: PostgresSettings, logger: Logger = Logger(label: "capture.postgres")) async throws -> PostgresVaultStore {
+    public static func open(_ settings: PostgresSettings, logger: Logger = PostgresVaultStore.defaultLogger) async throws -> PostgresVaultStore {
         let store = try PostgresVaultStore(settings: settings, logger: logger)
+        try await store.probe()
         _ = try await store.migrate()
         return store
     }
 
+    /// One connection made directly, and closed: a wrong password, a database that does not
+    /// exist or a certificate refused is PostgreSQL's own error (``PostgresStoreError``), where
+    /// the pool would only keep trying until the wait ran out. A server that cannot be reached
+    /// is ``StoreUnavailable``.
+    public func probe() async throws {
+        do {
+            let connection = try await PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(),
+                configuration: try settings.connectionConfiguration(),
+                id: 0,
+                logger: logger
+            ).get()
+            try? await connection.close()
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
     /// Connects without migrating: for `capture-cli migrate`, which reports what it did.
-    public static func connect(_ settings: PostgresSettings, logger: Logger = Logger(label: "capture.postgres")) throws -> PostgresVaultStore {
+    public static func connect(_ settings: PostgresSettings, logger: Logger = PostgresVaultStore.defaultLogger) throws -> PostgresVaultStore {
         try PostgresVaultStore(settings: settings, logger: logger)
+    }
+
+    /// The store's own log: warnings and errors only (the driver tells of each failed
+    /// connection attempt at `info`, several a second while the database is down; the requests
+    /// refused meanwhile are logged by the server).
+    public static var defaultLogger: Logger {
+        var logger = Logger(label: "capture.postgres")
+        logger.logLevel = .warning
+        return logger
     }
 
     // MARK: - Running statements
@@ -177,6 +205,8 @@ public final class PostgresVaultStore: VaultStore {
                 return StoreUnavailable(reason: "PostgreSQL refused the request (SQLSTATE \(state))")
             }
             return PostgresStoreError(state: state, message: psql.serverInfo?[.message] ?? "")
+        case .sslUnsupported:
+            return PostgresStoreError(state: "", message: "the server does not offer TLS, which the URL's sslmode requires")
         default:
             return PostgresStoreError(state: "", message: "\(psql.code)")
         }
@@ -196,7 +226,9 @@ public struct PostgresStoreError: Error, CustomStringConvertible {
     public let state: String
     public let message: String
 
-    public var description: String { "PostgreSQL refused a statement (SQLSTATE \(state)): \(message)" }
+    public var description: String {
+        state.isEmpty ? "the connection to PostgreSQL failed: \(message)" : "PostgreSQL refused (SQLSTATE \(state)): \(message)"
+    }
 
     /// A deadlock or a serialization failure: the transaction may run again.
     var isRetryable: Bool { state == "40001" || state == "40P01" }

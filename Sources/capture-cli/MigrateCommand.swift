@@ -32,6 +32,7 @@ struct MigrateCommand: AsyncParsableCommand {
         }
         do {
             let store = try PostgresVaultStore.connect(try vault.postgresSettings())
+            try await store.probe()
             let (from, to) = try await store.migrate()
             if from == to {
                 print("\(vault.shownDatabase): schema at version \(to), up to date")

@@ -121,6 +121,7 @@ struct VaultOptions: ParsableArguments {
     /// the system's.
     static func describe(_ error: any Error) -> String {
         if let error = error as? PostgresStoreError { return error.description }
+        if let error = error as? PostgresSettingsError { return error.description }
         return error.localizedDescription
     }
 }

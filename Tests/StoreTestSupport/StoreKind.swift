@@ -46,6 +46,17 @@ public enum TestPostgres {
         return settings
     }
 
+    /// The URL of a new, empty database on the test cluster (for a server started as a process).
+    public static func newDatabase() async throws -> String {
+        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw MissingCluster() }
+        let name = "cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let admin = try PostgresVaultStore.connect(try PostgresSettings(url: url))
+        try await admin.execute(sql: "CREATE DATABASE \(name)")
+        guard var components = URLComponents(string: url) else { throw MissingCluster() }
+        components.path = "/" + name
+        return components.string ?? url
+    }
+
     /// A store on a new schema of the test cluster.
     public static func store(poolSize: Int = 3) async throws -> PostgresVaultStore {
         try await PostgresVaultStore.open(try newVault(poolSize: poolSize))

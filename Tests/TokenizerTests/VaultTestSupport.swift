@@ -3,6 +3,7 @@ import Foundation
 import PostgresVault
 import StoreTestSupport
 import Synchronization
+
 @testable import Tokenizer
 
 /// A clock the test moves by hand.
