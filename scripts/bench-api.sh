@@ -1,76 +1,147 @@
 #!/usr/bin/env bash
-# The API under load: token creations and transactions per second over HTTP, with their
-# latency, against the rate of a trivial route (GET /healthz) on the same server as the
-# ceiling. Release build, a new vault in a temporary folder, wrk (Debian) on the same machine.
+# The API under load, on each store: token creations and transactions per second over HTTP,
+# with their latency, for SQLite, for PostgreSQL with one server and with two servers sharing
+# the vault; and `pgbench -N` (its simple-update transactions) on the same PostgreSQL cluster,
+# at the same client count, as the reference of what the database does alone. Release build,
+# a new vault in a temporary folder, a new PostgreSQL cluster at its default settings
+# (scripts/postgres-cluster.sh, fsync on), wrk (Debian) on the same machine.
 #
 # The routes are measured in rounds, each round healthz, then tokens, then transactions, and
-# each route's share of the ceiling is taken within its round: a shared 2-core machine's speed
-# drifts by a quarter from one minute to the next, so one ceiling measured a minute before a
-# route says little about it. The figures are the medians over the rounds.
+# each route's share of the ceiling (GET /healthz on the same servers; on PostgreSQL it asks the
+# database, as a load balancer's check does) is taken within its round: a shared 2-core
+# machine's speed drifts by a quarter from one minute to the next. The figures are medians
+# over the rounds. With two servers, wrk runs against each with half the connections at once;
+# their rates are added and the p99 is the higher of the two.
 # Usage: scripts/bench-api.sh [SECONDS per route and round] [CONNECTIONS] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-5}
 connections=${2:-32}
-rounds=${3:-5}
-threads=2
+rounds=${3:-3}
 cli=${CAPTURE_CLI:-.build/release/capture-cli}
 
-if ! command -v wrk >/dev/null; then
+missing=()
+command -v wrk >/dev/null || missing+=(wrk)
+command -v pgbench >/dev/null || ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || missing+=(postgresql-contrib)
+if [ ${#missing[@]} -gt 0 ]; then
     sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq wrk
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 fi
+pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)
 
 work=$(mktemp -d)
-port=${CAPTURE_BENCH_PORT:-18181}
-"$cli" serve --port "$port" --database "$work/vault.sqlite" --token-ttl 3600 --token-rate-limit 0 >"$work/serve.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break
-    sleep 0.1
-done
-keys=$("$cli" keys create --merchant bench --database "$work/vault.sqlite" --json 2>/dev/null)
-export CAPTURE_PK=$(sed -n 's/.*"publishable_key":"\([^"]*\)".*/\1/p' <<<"$keys")
-export CAPTURE_SK=$(sed -n 's/.*"secret_key":"\([^"]*\)".*/\1/p' <<<"$keys")
-export TOKENS_FILE="$work/tokens.txt" WRK_THREADS=$threads
-url="http://127.0.0.1:$port"
-run() { wrk -t"$threads" -c"$connections" -d"$1"s --latency "${@:2}"; }
+pg_dir=$(mktemp -d /tmp/capture-bench-postgres.XXXXXX)
+servers=()
+stop_servers() {
+    for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${servers[@]}"; do wait "$pid" 2>/dev/null || true; done
+    servers=()
+}
+trap 'stop_servers; bash scripts/postgres-cluster.sh stop "$pg_dir"; rm -rf "$work" "$pg_dir"' EXIT
+postgres=$(bash scripts/postgres-cluster.sh start "$pg_dir")
 
-# Warm up, then the rounds. Each transactions run spends tokens made just before it, by an
-# unmeasured run that collects their ids.
-run 2 "$url/healthz" >/dev/null
+# Starts a server on the database; its URL in $started.
+start_server() {
+    local database=$1 port
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$cli" serve --port "$port" --database "$database" --token-ttl 3600 --token-rate-limit 0 \
+        "${key_options[@]}" --sandbox-journal "$work/sandbox.journal" >>"$work/serve.log" 2>&1 &
+    servers+=($!)
+    for _ in $(seq 100); do
+        (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break
+        sleep 0.1
+    done
+    started="http://127.0.0.1:$port"
+}
+
+# wrk against every URL at once, the connections split between them; output in $1.N.
+load() {
+    local out=$1 path=$2 script=$3 count=${#urls[@]} i=0 pids=()
+    for url in "${urls[@]}"; do
+        i=$((i + 1))
+        local threads=$((2 / count)) args=()
+        [ -n "$script" ] && args=(-s "$script")
+        TOKENS_FILE="$work/tokens.txt.$i" WRK_THREADS=$threads \
+            wrk -t"$threads" -c$((connections / count)) -d"$seconds"s --latency "${args[@]}" "$url$path" >"$out.$i" &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid"; done
+}
+
+# The rounds on the servers in $urls, for the configuration named $1.
+measure() {
+    local name=$1 database=$2
+    keys=$("$cli" keys create --merchant "bench-$name" --database "$database" "${key_options[@]}" --json 2>/dev/null)
+    export CAPTURE_PK=$(sed -n 's/.*"publishable_key":"\([^"]*\)".*/\1/p' <<<"$keys")
+    export CAPTURE_SK=$(sed -n 's/.*"secret_key":"\([^"]*\)".*/\1/p' <<<"$keys")
+    seconds=2 load "$work/warm" /healthz ""
+    for round in $(seq "$rounds"); do
+        load "$work/$name.healthz.$round" /healthz ""
+        load "$work/$name.tokens.$round" /v1/tokens scripts/bench-api/tokens.lua
+        # Each transactions run spends tokens made just before it by an unmeasured run.
+        COLLECT_TOKENS=1 load "$work/collect" /v1/tokens scripts/bench-api/tokens.lua
+        load "$work/$name.transactions.$round" /v1/transactions scripts/bench-api/transactions.lua
+    done
+    echo "${#urls[@]}" >"$work/$name.servers"
+}
+
+# SQLite: one server on a file (its key beside it).
+key_options=()
+start_server "$work/vault.sqlite"
+urls=("$started")
+measure sqlite "$work/vault.sqlite"
+stop_servers
+
+# PostgreSQL: one server, then two on one new database each (the key in a file both read).
+key_options=(--master-key-file "$work/master.key")
+for count in 1 2; do
+    database="capture_bench_$count"
+    psql "$postgres" -XAtqc "CREATE DATABASE $database" >/dev/null
+    url="${postgres%/*}/$database"
+    "$cli" migrate --database "$url" >/dev/null
+    urls=()
+    for _ in $(seq "$count"); do
+        start_server "$url"
+        urls+=("$started")
+    done
+    measure "postgres-$count" "$url"
+    stop_servers
+done
+
+# The reference: pgbench -N (three updates and an insert per transaction, no contention on
+# its branch rows) at the same client count, on the same cluster, in the same rounds.
+"$pgbench" -i -q -s 10 "$postgres" >/dev/null 2>&1
 for round in $(seq "$rounds"); do
-    run "$seconds" "$url/healthz" >"$work/healthz.$round"
-    run "$seconds" -s scripts/bench-api/tokens.lua "$url/v1/tokens" >"$work/tokens.$round"
-    COLLECT_TOKENS=1 run "$seconds" -s scripts/bench-api/tokens.lua "$url/v1/tokens" >/dev/null
-    run "$seconds" -s scripts/bench-api/transactions.lua "$url/v1/transactions" >"$work/transactions.$round"
+    "$pgbench" -N -c "$connections" -j 2 -T "$seconds" "$postgres" >"$work/pgbench.$round" 2>&1
 done
 
 python3 - "$work" "$seconds" "$connections" "$rounds" <<'PY'
-import re, statistics, sys
-work, seconds, connections, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-def parse(name):
-    text = open(f"{work}/{name}").read()
+import glob, re, statistics, sys
+work, seconds, connections, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+def parse_one(path):
+    text = open(path).read()
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
     def ms(p):
         value, unit = re.search(rf"\s{p}%\s+([\d.]+)(us|ms|s)", text).groups()
         return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-    errors = re.search(r"Socket errors: (.*)", text)
-    return dict(rate=rate, p50=ms(50), p99=ms(99), bad=int(bad.group(1)) if bad else 0, errors=errors.group(1) if errors else "")
-routes = [("GET /healthz (ceiling)", "healthz"), ("POST /v1/tokens", "tokens"), ("POST /v1/transactions", "transactions")]
-runs = {name: [parse(f"{name}.{r}") for r in range(1, rounds + 1)] for _, name in routes}
-print(f"API load, {connections} connections, {rounds} rounds of {seconds} s per route, wrk -t2 on the same 2-core machine")
-print("per round, req/s and share of that round's ceiling:")
-for _, name in routes:
-    cells = [f"{run['rate']:6.0f} {run['rate'] / ceiling['rate']:4.0%}" for run, ceiling in zip(runs[name], runs["healthz"])]
-    print(f"  {name:13} " + "  ".join(cells))
-print(f"medians over the rounds:")
-print(f"{'route':28} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'of ceiling':>11} {'non-2xx':>8}")
-for label, name in routes:
-    median = lambda key: statistics.median(run[key] for run in runs[name])
-    share = statistics.median(run["rate"] / ceiling["rate"] for run, ceiling in zip(runs[name], runs["healthz"]))
-    errors = "; ".join(run["errors"] for run in runs[name] if run["errors"])
-    print(f"{label:28} {median('rate'):9.0f} {median('p50'):8.2f} {median('p99'):8.2f} {share:10.0%} {sum(run['bad'] for run in runs[name]):8d}" + (f"  socket errors: {errors}" if errors else ""))
+    return dict(rate=rate, p50=ms(50), p99=ms(99), bad=int(bad.group(1)) if bad else 0)
+def parse(prefix):
+    parts = [parse_one(p) for p in sorted(glob.glob(prefix + ".*"))]
+    return dict(rate=sum(p["rate"] for p in parts), p50=max(p["p50"] for p in parts),
+                p99=max(p["p99"] for p in parts), bad=sum(p["bad"] for p in parts))
+pgbench = [float(re.search(r"tps = ([\d.]+)", open(f"{work}/pgbench.{r}").read()).group(1)) for r in range(1, rounds + 1)]
+reference = statistics.median(pgbench)
+print(f"API load, {connections} connections, {rounds} rounds of {seconds} s per route, wrk on the same 2-core machine")
+print(f"pgbench -N, {connections} clients, same cluster: {reference:.0f} tps (rounds: {', '.join(f'{t:.0f}' for t in pgbench)})")
+print(f"{'store':14} {'route':22} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'of ceiling':>10} {'of pgbench':>10} {'non-2xx':>7}")
+for store in ["sqlite", "postgres-1", "postgres-2"]:
+    servers = open(f"{work}/{store}.servers").read().strip()
+    label = {"sqlite": "SQLite", "postgres-1": "PostgreSQL x1", "postgres-2": "PostgreSQL x2"}[store]
+    runs = {name: [parse(f"{work}/{store}.{name}.{r}") for r in range(1, rounds + 1)] for name in ["healthz", "tokens", "transactions"]}
+    for name, route in [("healthz", "GET /healthz"), ("tokens", "POST /v1/tokens"), ("transactions", "POST /v1/transactions")]:
+        median = lambda key: statistics.median(run[key] for run in runs[name])
+        share = statistics.median(run["rate"] / ceiling["rate"] for run, ceiling in zip(runs[name], runs["healthz"]))
+        of_pgbench = f"{median('rate') / reference:9.2f}x" if name != "healthz" and store != "sqlite" else ""
+        print(f"{label:14} {route:22} {median('rate'):8.0f} {median('p50'):7.2f} {median('p99'):7.2f} {share:9.0%} {of_pgbench:>10} {sum(r['bad'] for r in runs[name]):7d}")
 PY

@@ -265,7 +265,11 @@ def main() -> int:
             time.sleep(1)
             here = os.path.dirname(os.path.abspath(__file__))
             subprocess.run(["bash", os.path.join(here, "postgres-cluster.sh"), "stop", args.cluster_dir], check=True)
-            time.sleep(7)
+            began = time.time()
+            down_health = call(a, "GET", "/healthz", None, timeout=20)
+            check(down_health[0] == 503 and down_health[1].get("database") == "unreachable",
+                  f"/healthz while PostgreSQL is down: {down_health[0]} {down_health[1]}, after {time.time() - began:.1f} s")
+            time.sleep(max(0.0, 7 - (time.time() - began)))
             subprocess.run(["bash", os.path.join(here, "postgres-cluster.sh"), "start", args.cluster_dir], check=True,
                            capture_output=True)
             time.sleep(8)

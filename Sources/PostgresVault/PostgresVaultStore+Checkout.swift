@@ -64,12 +64,8 @@ extension PostgresVaultStore {
     }
 
     public func checkoutSessions(merchantID: String, after: CheckoutSessionRecord?, limit: Int) async throws -> [CheckoutSessionRecord] {
-        var query: PostgresQuery = "SELECT \(unescaped: Self.checkoutColumns) FROM checkout_session WHERE merchant_id = \(merchantID)"
-        if let after {
-            query = query.appendingCondition("(created_at, id) < ($N, $N)", after.createdAt.stored, after.id)
-        }
-        query = query.appendingClause("ORDER BY created_at DESC, id DESC LIMIT $N", limit)
-        return try await rows(query).map(Self.checkoutSession)
+        let query: PostgresQuery = "SELECT \(unescaped: Self.checkoutColumns) FROM checkout_session WHERE merchant_id = \(merchantID)"
+        return try await rows(query.newestFirst(after: after.map { ($0.createdAt, $0.id) }, limit: limit)).map(Self.checkoutSession)
     }
 
     /// No charge made on the session's page is still pending: none can complete it any more.

@@ -196,11 +196,71 @@ extension PostgresVaultStore {
         }
     }
 
-    public func settleTransaction(_ pending: TransactionRecord, as settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord?
-    {
+    public func settleTransaction(_ pending: TransactionRecord, as settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord? {
+        var settled = pending
+        settled.status = settlement.status
+        settled.declineCode = settlement.declineCode
+        settled.processorReference = settlement.processorReference
+        settled.paymentMethodID = settlement.paymentMethodID ?? pending.paymentMethodID
+        let record = settled
+        if settled.status == "succeeded", settled.checkoutSessionID != nil {
+            return try await settleCompletingSession(pending, as: settlement, settled: record, events: events)
+        }
+        // One statement, so one round trip and one commit: the charge settled if it is still
+        // pending (of two servers settling one, a request and a recovery, one changes it), and
+        // its event with a delivery to each of the merchant's endpoints that takes its type,
+        // written only if it was. The event is made before it is known to be needed (a few
+        // microseconds of JSON), so that it goes in the same statement.
+        let now = events?.now() ?? Date()
+        let draft = try events.flatMap { try $0.settled(record) }
+        let eventID = ObjectID.random(.event).rawValue
+        // An id for each endpoint the merchant may have (at most webhookEndpointLimit).
+        let deliveryIDs = (0..<Payments.webhookEndpointLimit).map { _ in ObjectID.random(.webhookDelivery).rawValue }
+        let rows = try await withConnection { [logger] connection in
+            try await Self.rows(
+                """
+                WITH settled AS (
+                  UPDATE "transaction" SET status = \(settlement.status), decline_code = \(settlement.declineCode),
+                    processor_reference = \(settlement.processorReference),
+                    payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id)
+                  WHERE id = \(pending.id) AND status = 'pending'
+                  RETURNING id),
+                takers AS (
+                  SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS n FROM webhook_endpoint
+                  WHERE \(draft != nil) AND merchant_id = \(pending.merchantID) AND deleted_at IS NULL
+                    AND (events IS NULL OR \(draft?.type ?? "") = ANY (string_to_array(events, ',')))
+                    AND EXISTS (SELECT 1 FROM settled)),
+                event AS (
+                  INSERT INTO webhook_event (id, merchant_id, type, body, created_at)
+                  SELECT \(eventID), \(pending.merchantID), \(draft?.type ?? ""), \(Data(draft?.body(id: eventID, at: now) ?? [])),
+                    \(now.stored)
+                  WHERE EXISTS (SELECT 1 FROM takers)
+                  RETURNING id),
+                deliveries AS (
+                  INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts,
+                    next_attempt_at, created_at)
+                  SELECT (\(deliveryIDs)::text[])[takers.n::integer], \(pending.merchantID), takers.id, event.id, \(draft?.type ?? ""),
+                    'pending', 0, \(now.stored), \(now.stored)
+                  FROM takers, event
+                  RETURNING id)
+                SELECT (SELECT count(*) FROM settled), (SELECT count(*) FROM deliveries)
+                """,
+                connection,
+                logger
+            )
+        }
+        return try rows.first?.decode(Int.self) == 1 ? record : nil
+    }
+
+    /// A charge on a checkout session's page that succeeded: settled, its event written, and
+    /// the session completed with its own event, in one transaction.
+    private func settleCompletingSession(
+        _ pending: TransactionRecord,
+        as settlement: Settlement,
+        settled: TransactionRecord,
+        events: WebhookEvents?
+    ) async throws -> TransactionRecord? {
         try await transaction { [logger] connection in
-            // Only a pending charge is settled: of two servers settling one (a request and a
-            // recovery), one changes the row and the other finds it settled.
             let changed = try await Self.execute(
                 """
                 UPDATE "transaction" SET status = \(settlement.status), decline_code = \(settlement.declineCode),
@@ -211,19 +271,11 @@ extension PostgresVaultStore {
                 connection,
                 logger
             )
-            guard changed == 1 else { return nil }
-            var settled = pending
-            settled.status = settlement.status
-            settled.declineCode = settlement.declineCode
-            settled.processorReference = settlement.processorReference
-            settled.paymentMethodID = settlement.paymentMethodID ?? pending.paymentMethodID
-            let record = settled
+            guard changed == 1, let sessionID = settled.checkoutSessionID else { return nil }
             if let events {
-                try await Self.record({ try events.settled(record) }, merchantID: settled.merchantID, at: events.now(), connection, logger)
+                try await Self.record({ try events.settled(settled) }, merchantID: settled.merchantID, at: events.now(), connection, logger)
             }
-            if settled.status == "succeeded", let sessionID = settled.checkoutSessionID {
-                try await Self.completeCheckoutSession(sessionID, paidWith: settled, events: events, connection, logger)
-            }
+            try await Self.completeCheckoutSession(sessionID, paidWith: settled, events: events, connection, logger)
             return settled
         }
     }
@@ -250,11 +302,7 @@ extension PostgresVaultStore {
         if let clientID {
             query = query.appendingCondition("client_id = $N", clientID)
         }
-        if let after {
-            query = query.appendingCondition("(created_at, id) < ($N, $N)", after.createdAt.stored, after.id)
-        }
-        query = query.appendingClause("ORDER BY created_at DESC, id DESC LIMIT $N", limit)
-        return try await rows(query).map(Self.transaction)
+        return try await rows(query.newestFirst(after: after.map { ($0.createdAt, $0.id) }, limit: limit)).map(Self.transaction)
     }
 
     public func insertRefund(_ refund: RefundRecord, events: WebhookEvents?) async throws -> TransactionRecord? {
@@ -397,6 +445,15 @@ extension PostgresVaultStore {
 }
 
 extension PostgresQuery {
+    /// This query, a page of a list newest first by (created_at, id): those after `after`
+    /// (the last record of the previous page), at most `limit`. Records made in the same
+    /// millisecond are neither skipped nor repeated.
+    func newestFirst(after: (createdAt: Date, id: String)?, limit: Int) -> PostgresQuery {
+        var query = self
+        if let after { query = query.appendingCondition("(created_at, id) < ($N, $N)", after.createdAt.stored, after.id) }
+        return query.appendingClause("ORDER BY created_at DESC, id DESC LIMIT $N", limit)
+    }
+
     /// This query with ` AND condition`, each `$N` in it numbered after the binds so far.
     func appendingCondition(_ condition: String, _ values: any PostgresEncodable & Sendable...) -> PostgresQuery {
         appending(" AND " + condition, values)

@@ -155,37 +155,42 @@ extension PostgresVaultStore {
         at now: Date,
         charge: PendingCharge?
     ) async throws -> TokenSpend {
-        try await transaction { [logger] connection in
-            // One UPDATE with every condition: of concurrent spenders on any server, the row
-            // lock lets one through and the others find it used when they get the row. It
-            // erases the card data and gives back the token as it was (its card, for the
-            // charge), read under the same lock.
-            let spent = try await Self.rows(
+        // One statement, so one round trip and one commit: the token's row locked, its card
+        // data erased and the token as it was (its card, for the charge) given back, and the
+        // pending charge written with it, or nothing at all. Of concurrent spenders on any
+        // server, the row lock lets one through; the others find the token used when they get
+        // the row, and change nothing.
+        let rows = try await withConnection { [logger] connection in
+            try await Self.rows(
                 """
-                UPDATE token t SET used_at = \(now.stored), sealed_card = NULL, sealed_cvc = NULL
-                FROM (SELECT id, sealed_card, sealed_cvc FROM token WHERE id = \(id) AND merchant_id = \(merchantID) FOR UPDATE) old
-                WHERE t.id = old.id AND t.used_at IS NULL AND t.expires_at > \(now.stored)
-                  AND (t.amount IS NULL OR t.amount = \(amount)) AND (t.currency IS NULL OR t.currency = \(currency))
-                RETURNING t.id, t.merchant_id, t.brand, t.bin, t.last4, t.exp_month, t.exp_year, t.fingerprint, t.key_id,
-                  old.sealed_card, old.sealed_cvc, t.amount, t.currency, t.created_at, t.expires_at, t.used_at
+                WITH old AS (
+                  SELECT id, sealed_card, sealed_cvc FROM token WHERE id = \(id) AND merchant_id = \(merchantID) FOR UPDATE),
+                spent AS (
+                  UPDATE token t SET used_at = \(now.stored), sealed_card = NULL, sealed_cvc = NULL
+                  FROM old
+                  WHERE t.id = old.id AND t.used_at IS NULL AND t.expires_at > \(now.stored)
+                    AND (t.amount IS NULL OR t.amount = \(amount)) AND (t.currency IS NULL OR t.currency = \(currency))
+                  RETURNING t.id, t.merchant_id, t.brand, t.bin, t.last4, t.exp_month, t.exp_year, t.fingerprint, t.key_id,
+                    old.sealed_card, old.sealed_cvc, t.amount, t.currency, t.created_at, t.expires_at, t.used_at),
+                charge AS (
+                  INSERT INTO "transaction" (\(unescaped: Self.transactionColumns))
+                  SELECT \(charge?.transactionID), merchant_id, 'pending', \(amount), \(currency), 0, \(charge?.description),
+                    \(charge?.clientID), NULL, id, NULL, NULL, brand, bin, last4, exp_month, exp_year,
+                    \(charge?.createdAt.stored), \(charge?.idempotencyKey), \(charge?.checkoutSessionID)
+                  FROM spent WHERE \(charge != nil)
+                  RETURNING id)
+                SELECT spent.*, (SELECT count(*) FROM charge) FROM spent
                 """,
                 connection,
                 logger
             )
-            if let row = spent.first {
-                let token = try Self.token(row)
-                let pending = charge.map { TransactionRecord(pending: $0, token: token, amount: amount, currency: currency) }
-                if let pending { try await Self.insert(pending, connection, logger) }
-                return .spent(token, charge: pending)
-            }
-            let found = try await Self.rows(
-                "SELECT \(unescaped: Self.tokenColumns) FROM token WHERE id = \(id) AND merchant_id = \(merchantID)",
-                connection,
-                logger
-            )
-            guard let row = found.first else { return .notFound }
-            return try Self.token(row).refusal(amount: amount, currency: currency, at: now)
         }
+        if let row = rows.first {
+            let token = try Self.token(row)
+            return .spent(token, charge: charge.map { TransactionRecord(pending: $0, token: token, amount: amount, currency: currency) })
+        }
+        guard let token = try await self.token(id: id, merchantID: merchantID) else { return .notFound }
+        return token.refusal(amount: amount, currency: currency, at: now)
     }
 
     public func purgeTokenCardData(before now: Date) async throws -> Int {

@@ -243,12 +243,8 @@ extension PostgresVaultStore {
     }
 
     public func webhookDeliveries(endpointID: String, after: WebhookDeliveryRecord?, limit: Int) async throws -> [WebhookDeliveryRecord] {
-        var query: PostgresQuery = "SELECT \(unescaped: Self.deliveryColumns) FROM webhook_delivery WHERE endpoint_id = \(endpointID)"
-        if let after {
-            query = query.appendingCondition("(created_at, id) < ($N, $N)", after.createdAt.stored, after.id)
-        }
-        query = query.appendingClause("ORDER BY created_at DESC, id DESC LIMIT $N", limit)
-        return try await rows(query).map(Self.delivery)
+        let query: PostgresQuery = "SELECT \(unescaped: Self.deliveryColumns) FROM webhook_delivery WHERE endpoint_id = \(endpointID)"
+        return try await rows(query.newestFirst(after: after.map { ($0.createdAt, $0.id) }, limit: limit)).map(Self.delivery)
     }
 
     public func webhookAttempts(deliveryIDs: [String]) async throws -> [WebhookAttemptRecord] {
