@@ -20,7 +20,7 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
     /// A PEM file of the certificate authorities to trust (`sslrootcert`); the system's otherwise.
     public var rootCertificate: String?
     /// The most connections one server opens.
-    public var poolSize = 16
+    public var poolSize = 8
     /// How long a request waits for a connection before it is answered 503.
     public var connectionWait: Duration = .seconds(5)
     /// The schema the vault's tables live in (made when missing); PostgreSQL's default

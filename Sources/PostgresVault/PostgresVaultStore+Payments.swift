@@ -196,7 +196,8 @@ extension PostgresVaultStore {
         }
     }
 
-    public func settleTransaction(_ pending: TransactionRecord, as settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord? {
+    public func settleTransaction(_ pending: TransactionRecord, as settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord?
+    {
         var settled = pending
         settled.status = settlement.status
         settled.declineCode = settlement.declineCode

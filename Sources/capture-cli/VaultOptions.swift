@@ -17,7 +17,7 @@ struct VaultOptions: ParsableArguments {
     var databasePasswordFile: String?
 
     @Option(help: "The most connections to PostgreSQL this process opens.")
-    var databasePoolSize = 16
+    var databasePoolSize = 8
 
     @Option(
         help: """
