@@ -9,7 +9,8 @@
 # The server listens on 127.0.0.1 on a free port, with a password (scram-sha-256) for the one
 # role, `capture`, and the database `capture`; its log is DIR/postgres.log, at PostgreSQL's
 # default settings (no statements logged). --fast turns fsync off: for tests only, a machine's
-# crash loses the cluster (a server's kill -9 loses nothing).
+# crash loses the cluster (a server's kill -9 loses nothing). The server offers TLS with a
+# certificate of its own for 127.0.0.1, DIR/server.crt (sslrootcert= for verify-full).
 #
 # PostgreSQL refuses to run as root: as root the cluster belongs to the `postgres` user that
 # Debian's package makes (or `nobody`), and the folder is handed to it.
@@ -57,6 +58,11 @@ start)
         python3 -c 'import secrets; print(secrets.token_hex(16))' >"$dir/password"
         # A free port, asked of the kernel.
         python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' >"$dir/port"
+        # A self-signed certificate for 127.0.0.1, so that sslmode=require and verify-full can
+        # be tried against it.
+        openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=127.0.0.1" \
+            -addext "subjectAltName=IP:127.0.0.1" -keyout "$dir/server.key" -out "$dir/server.crt" >/dev/null 2>&1
+        chmod 600 "$dir/server.key"
         if [ -n "$owner" ]; then chown -R "$owner" "$dir"; fi
         chmod 700 "$dir"
         "${as_owner[@]}" "${bin}initdb" -D "$dir/data" -U capture --pwfile="$dir/password" --auth=scram-sha-256 \
@@ -70,6 +76,9 @@ start)
             echo "unix_socket_directories = '$dir'"
             # The suite's stores each hold a few connections; two servers and a benchmark more.
             echo "max_connections = 400"
+            echo "ssl = on"
+            echo "ssl_cert_file = '$dir/server.crt'"
+            echo "ssl_key_file = '$dir/server.key'"
             if [ "$fast" = "--fast" ]; then
                 echo "fsync = off"
                 echo "synchronous_commit = off"

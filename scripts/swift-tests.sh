@@ -13,7 +13,8 @@ SWIFT=${SWIFT:-swift}
 # alone, this starts one of its own and stops it at the end.
 if [ -z "${CAPTURE_TEST_POSTGRES:-}" ]; then
     pg_dir=$(mktemp -d /tmp/capture-test-postgres.XXXXXX)
-    trap 'bash scripts/postgres-cluster.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+    root=$(pwd)
+    trap 'bash "$root/scripts/postgres-cluster.sh" stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
     CAPTURE_TEST_POSTGRES=$(bash scripts/postgres-cluster.sh start "$pg_dir" --fast) || exit 1
     export CAPTURE_TEST_POSTGRES CAPTURE_TEST_POSTGRES_DIR=$pg_dir
 fi

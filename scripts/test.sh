@@ -14,7 +14,8 @@ extras=$!
 # A throwaway PostgreSQL cluster for every test that runs on both stores, stopped at the end,
 # also on failure (scripts/postgres-cluster.sh; under /tmp, which its owner, not root, can reach).
 pg_dir=$(mktemp -d /tmp/capture-test-postgres.XXXXXX)
-trap 'bash scripts/postgres-cluster.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+root=$(pwd)
+trap 'bash "$root/scripts/postgres-cluster.sh" stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
 if ! CAPTURE_TEST_POSTGRES=$(bash scripts/postgres-cluster.sh start "$pg_dir" --fast); then
     echo "the test PostgreSQL cluster did not start (above)" >&2
     exit 1

@@ -108,7 +108,6 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
         configuration.options.maximumConnections = poolSize
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(5)
-        configuration.options.tlsServerName = tls == .verifyFull ? host : nil
         if let schema { configuration.options.additionalStartupParameters = [("search_path", schema)] }
         return configuration
     }
@@ -130,7 +129,6 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
             tls: tls
         )
         configuration.options.connectTimeout = .seconds(5)
-        configuration.options.tlsServerName = self.tls == .verifyFull ? host : nil
         return configuration
     }
 

@@ -207,6 +207,9 @@ public final class PostgresVaultStore: VaultStore {
         if error is StoreUnavailable || error is CancellationError { return error }
         let underlying = (error as? PostgresTransactionError).flatMap { $0.closureError ?? $0.beginError ?? $0.commitError } ?? error
         guard let psql = underlying as? PSQLError else { return error }
+        if let tls = psql.underlying, tls is NIOSSLError || tls is BoringSSLError || "\(type(of: tls))".contains("SSL") {
+            return PostgresStoreError(state: "", message: "TLS with the server failed (\(tls)): check sslmode and sslrootcert")
+        }
         switch psql.code {
         case .connectionError, .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .poolClosed:
             return StoreUnavailable(reason: "the connection to PostgreSQL failed or closed")

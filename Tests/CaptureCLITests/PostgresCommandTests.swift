@@ -57,3 +57,19 @@ struct PostgresCommandTests {
         #expect(bad.status == 2 && bad.stderr.contains("sslmode must be one of"))
     }
 }
+
+extension PostgresCommandTests {
+    @Test("TLS as the URL asks: require encrypts, verify-full checks the server's certificate against sslrootcert")
+    func tls() async throws {
+        let folder = try #require(ProcessInfo.processInfo.environment["CAPTURE_TEST_POSTGRES_DIR"], "the test cluster's folder")
+        let url = try await TestPostgres.newDatabase()
+        let certificate = folder + "/server.crt"
+        let required = try CLIRunner.run(["migrate", "--database", url + "?sslmode=require"])
+        #expect(required.status == 0, "\(required.stderr)")
+        let verified = try CLIRunner.run(["migrate", "--database", url + "?sslmode=verify-full&sslrootcert=" + certificate])
+        #expect(verified.status == 0, "\(verified.stderr)")
+        // The system's authorities do not know the cluster's own certificate.
+        let unknown = try CLIRunner.run(["migrate", "--database", url + "?sslmode=verify-full"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("TLS with the server failed"), "\(unknown.stderr)")
+    }
+}

@@ -125,7 +125,7 @@ struct APIKeyLifecycleTests {
         arguments: StoreKind.allCases
     )
     func revoke(store: StoreKind) async throws {
-        let (fixture, ring) = try await Self.fixture(store)
+        let (fixture, _) = try await Self.fixture(store)
         let server = try await fixture.secondServer()
         let keys = fixture.merchant
         #expect(try await server.authenticate(apiKey: keys.secret)?.kind == .secret)
@@ -169,7 +169,7 @@ struct APIKeyLifecycleTests {
 
     @Test("rotation issues new keys at once and retires the old ones after their grace; only the kinds asked for", arguments: StoreKind.allCases)
     func rotate(store: StoreKind) async throws {
-        let (fixture, ring) = try await Self.fixture(store)
+        let (fixture, _) = try await Self.fixture(store)
         let server = try await fixture.secondServer()
         let old = fixture.merchant
         let rotated = try await fixture.vault.rotateKeys(merchant: "test-merchant", kinds: [.secret], grace: .seconds(600))
