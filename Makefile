@@ -46,7 +46,8 @@ model: deps
 model-learned: deps
 	bash scripts/model/learned/make_learned.sh
 
-# The API under load (wrk): token creations and transactions per second against GET /healthz.
+# The API under load (wrk): token creations and transactions per second against GET /healthz, on
+# SQLite, PostgreSQL with one server and with two, and pgbench -N on the same cluster.
 bench-api: release
 	bash scripts/bench-api.sh
 

@@ -27,7 +27,7 @@ trap 'rm -f "$results"' EXIT
 round() { # name binary
     sync
     sleep 1
-    CAPTURE_CLI=$2 bash scripts/bench-api.sh 5 32 1 | awk -v name="$1" '/^(GET|POST) /{print name, $0}' >>"$results"
+    CAPTURE_CLI=$2 CAPTURE_BENCH_STORES=sqlite bash scripts/bench-api.sh 5 32 1 | awk -v name="$1" '/^SQLite /{print name, $0}' >>"$results"
 }
 for turn in $(seq "$turns"); do
     if [ $((turn % 2)) -eq 1 ]; then round old "$old"; round new "$new"; else round new "$new"; round old "$old"; fi
@@ -39,9 +39,9 @@ import collections, statistics, sys
 results, old, new = sys.argv[1:]
 rows = collections.defaultdict(list)
 for line in open(results):
-    # name METHOD PATH [(ceiling)] req/s p50 p99 share non-2xx
-    fields = line.split("socket errors:")[0].split()
-    name, path = fields[0], fields[2]
+    # name SQLite METHOD PATH req/s p50 p99 share non-2xx
+    fields = line.split()
+    name, path = fields[0], fields[3]
     rate, p50, p99, share, bad = fields[-5:]
     rows[(path, name)].append((float(rate), float(p99), float(share.rstrip("%")), int(bad)))
 print(f"old: {old}\nnew: {new}")

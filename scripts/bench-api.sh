@@ -13,12 +13,15 @@
 # over the rounds. With two servers, wrk runs against each with half the connections at once;
 # their rates are added and the p99 is the higher of the two.
 # Usage: scripts/bench-api.sh [SECONDS per route and round] [CONNECTIONS] [ROUNDS]
+# CAPTURE_BENCH_STORES="sqlite" (or any of sqlite postgres-1 postgres-2) measures only those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-5}
 connections=${2:-32}
 rounds=${3:-3}
 cli=${CAPTURE_CLI:-.build/release/capture-cli}
+stores=${CAPTURE_BENCH_STORES:-sqlite postgres-1 postgres-2}
+wants() { [[ " $stores " == *" $1 "* ]]; }
 
 missing=()
 command -v wrk >/dev/null || missing+=(wrk)
@@ -38,7 +41,8 @@ stop_servers() {
     servers=()
 }
 trap 'stop_servers; bash scripts/postgres-cluster.sh stop "$pg_dir"; rm -rf "$work" "$pg_dir"' EXIT
-postgres=$(bash scripts/postgres-cluster.sh start "$pg_dir")
+postgres=""
+if wants postgres-1 || wants postgres-2; then postgres=$(bash scripts/postgres-cluster.sh start "$pg_dir"); fi
 
 # Starts a server on the database; its URL in $started.
 start_server() {
@@ -87,14 +91,17 @@ measure() {
 
 # SQLite: one server on a file (its key beside it).
 key_options=()
-start_server "$work/vault.sqlite"
-urls=("$started")
-measure sqlite "$work/vault.sqlite"
-stop_servers
+if wants sqlite; then
+    start_server "$work/vault.sqlite"
+    urls=("$started")
+    measure sqlite "$work/vault.sqlite"
+    stop_servers
+fi
 
 # PostgreSQL: one server, then two on one new database each (the key in a file both read).
 key_options=(--master-key-file "$work/master.key")
 for count in 1 2; do
+    wants "postgres-$count" || continue
     database="capture_bench_$count"
     psql "$postgres" -XAtqc "CREATE DATABASE $database" >/dev/null
     url="${postgres%/*}/$database"
@@ -110,13 +117,15 @@ done
 
 # The reference: pgbench -N (three updates and an insert per transaction, no contention on
 # its branch rows) at the same client count, on the same cluster, in the same rounds.
-"$pgbench" -i -q -s 10 "$postgres" >/dev/null 2>&1
-for round in $(seq "$rounds"); do
-    "$pgbench" -N -c "$connections" -j 2 -T "$seconds" "$postgres" >"$work/pgbench.$round" 2>&1
-done
+if [ -n "$postgres" ]; then
+    "$pgbench" -i -q -s 10 "$postgres" >/dev/null 2>&1
+    for round in $(seq "$rounds"); do
+        "$pgbench" -N -c "$connections" -j 2 -T "$seconds" "$postgres" >"$work/pgbench.$round" 2>&1
+    done
+fi
 
 python3 - "$work" "$seconds" "$connections" "$rounds" <<'PY'
-import glob, re, statistics, sys
+import glob, os, re, statistics, sys
 work, seconds, connections, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 def parse_one(path):
     text = open(path).read()
@@ -130,18 +139,19 @@ def parse(prefix):
     parts = [parse_one(p) for p in sorted(glob.glob(prefix + ".*"))]
     return dict(rate=sum(p["rate"] for p in parts), p50=max(p["p50"] for p in parts),
                 p99=max(p["p99"] for p in parts), bad=sum(p["bad"] for p in parts))
-pgbench = [float(re.search(r"tps = ([\d.]+)", open(f"{work}/pgbench.{r}").read()).group(1)) for r in range(1, rounds + 1)]
-reference = statistics.median(pgbench)
 print(f"API load, {connections} connections, {rounds} rounds of {seconds} s per route, wrk on the same 2-core machine")
-print(f"pgbench -N, {connections} clients, same cluster: {reference:.0f} tps (rounds: {', '.join(f'{t:.0f}' for t in pgbench)})")
+reference = None
+if os.path.exists(f"{work}/pgbench.1"):
+    pgbench = [float(re.search(r"tps = ([\d.]+)", open(f"{work}/pgbench.{r}").read()).group(1)) for r in range(1, rounds + 1)]
+    reference = statistics.median(pgbench)
+    print(f"pgbench -N, {connections} clients, same cluster: {reference:.0f} tps (rounds: {', '.join(f'{t:.0f}' for t in pgbench)})")
 print(f"{'store':14} {'route':22} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'of ceiling':>10} {'of pgbench':>10} {'non-2xx':>7}")
-for store in ["sqlite", "postgres-1", "postgres-2"]:
-    servers = open(f"{work}/{store}.servers").read().strip()
+for store in [s for s in ["sqlite", "postgres-1", "postgres-2"] if os.path.exists(f"{work}/{s}.servers")]:
     label = {"sqlite": "SQLite", "postgres-1": "PostgreSQL x1", "postgres-2": "PostgreSQL x2"}[store]
     runs = {name: [parse(f"{work}/{store}.{name}.{r}") for r in range(1, rounds + 1)] for name in ["healthz", "tokens", "transactions"]}
     for name, route in [("healthz", "GET /healthz"), ("tokens", "POST /v1/tokens"), ("transactions", "POST /v1/transactions")]:
         median = lambda key: statistics.median(run[key] for run in runs[name])
         share = statistics.median(run["rate"] / ceiling["rate"] for run, ceiling in zip(runs[name], runs["healthz"]))
-        of_pgbench = f"{median('rate') / reference:9.2f}x" if name != "healthz" and store != "sqlite" else ""
+        of_pgbench = f"{median('rate') / reference:9.2f}x" if reference and name != "healthz" and store != "sqlite" else ""
         print(f"{label:14} {route:22} {median('rate'):8.0f} {median('p50'):7.2f} {median('p99'):7.2f} {share:9.0%} {of_pgbench:>10} {sum(r['bad'] for r in runs[name]):7d}")
 PY
