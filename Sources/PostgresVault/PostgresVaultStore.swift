@@ -259,11 +259,14 @@ extension Date {
 }
 
 extension PostgresVaultStore {
-    /// Runs `body` while this server holds the advisory lock named by `job`, on a connection
-    /// kept for it; nil when another server holds it. A server that dies loses its connection
-    /// and so its lock: the next sweep elsewhere takes it.
+    /// Runs `body` while this server holds the advisory lock named by `job` in this vault's
+    /// schema, on a connection kept for it; nil when another server holds it. A server that
+    /// dies loses its connection and so its lock: the next sweep elsewhere takes it. (Advisory
+    /// locks are the database's: the schema in the name keeps vaults that share a database
+    /// from waiting on one another's sweeps.)
     public func exclusively<T: Sendable>(_ job: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
-        try await withConnection { [logger] connection in
+        let job = (settings.schema ?? "public") + ":" + job
+        return try await withConnection { [logger] connection in
             let taken = try await Self.rows("SELECT pg_try_advisory_lock(hashtext(\(job)))", connection, logger)
             guard try taken.first?.decode(Bool.self) == true else { return nil }
             do {

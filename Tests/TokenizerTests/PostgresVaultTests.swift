@@ -63,16 +63,20 @@ struct PostgresVaultTests {
         let second = try await PostgresVaultStore.open(settings)
         let holding = AsyncStream<Void>.makeStream()
         let release = AsyncStream<Void>.makeStream()
-        async let held = first.exclusively("vault-sweep") {
-            holding.continuation.yield()
-            for await _ in release.stream { break }
-            return "first"
+        let held = Task {
+            // The stream ends with the call too: a lock not taken fails the test, never hangs it.
+            defer { holding.continuation.finish() }
+            return try await first.exclusively("vault-sweep") {
+                holding.continuation.yield()
+                for await _ in release.stream { break }
+                return "first"
+            }
         }
         for await _ in holding.stream { break }
         #expect(try await second.exclusively("vault-sweep") { "second" } == nil, "two sweeps at once")
         #expect(try await second.exclusively("another-job") { "other" } == "other", "a lock per job")
         release.continuation.yield()
-        #expect(try await held == "first")
+        #expect(try await held.value == "first")
         #expect(try await second.exclusively("vault-sweep") { "second" } == "second", "the lock is free again")
     }
 
