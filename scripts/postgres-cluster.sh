@@ -74,8 +74,9 @@ start)
             echo "listen_addresses = '127.0.0.1'"
             echo "port = $(cat "$dir/port")"
             echo "unix_socket_directories = '$dir'"
-            # The suite's stores each hold a few connections; two servers and a benchmark more.
-            echo "max_connections = 400"
+            # The suite's stores each hold a few connections, hundreds of stores at once in two
+            # test processes; two servers and a benchmark more.
+            echo "max_connections = 800"
             echo "ssl = on"
             echo "ssl_cert_file = '$dir/server.crt'"
             echo "ssl_key_file = '$dir/server.key'"

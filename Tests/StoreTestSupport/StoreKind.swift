@@ -50,7 +50,11 @@ public enum TestPostgres {
     public static func newDatabase() async throws -> String {
         guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw MissingCluster() }
         let name = "cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let admin = try PostgresVaultStore.connect(try PostgresSettings(url: url))
+        var settings = try PostgresSettings(url: url)
+        // As newVault's: the suite's other process may hold the machine's two cores meanwhile.
+        settings.connectionWait = .seconds(60)
+        settings.poolSize = 1
+        let admin = try PostgresVaultStore.connect(settings)
         try await admin.execute(sql: "CREATE DATABASE \(name)")
         guard var components = URLComponents(string: url) else { throw MissingCluster() }
         components.path = "/" + name
