@@ -139,19 +139,16 @@ extension PostgresVaultStore {
     /// The newest schema version this build knows.
     public static var schemaVersion: Int { migrations.last?.version ?? 0 }
 
-    /// The advisory lock the migrations run under: one per schema.
-    var migrationLock: String { "capture-migrate:" + (settings.schema ?? "public") }
-
     /// Brings the schema up to date: each migration not yet applied, in order, in one
     /// transaction with its record in `vault_schema`, all under an advisory lock so that
     /// servers starting at once migrate once. Returns the versions (before, after).
     @discardableResult
     public func migrate() async throws -> (from: Int, to: Int) {
         let known = Self.schemaVersion
-        let (lock, schema) = (migrationLock, settings.schema)
+        let (lock, schema) = (lockName("migrate"), settings.schema)
         return try await withConnection { [logger] connection in
             try await Self.execute("SELECT pg_advisory_lock(hashtext(\(lock)))", connection, logger)
-            do {
+            return try await Self.releasing(lock, connection, logger) {
                 if let schema { try await Self.execute("CREATE SCHEMA IF NOT EXISTS \(unescaped: Self.quoted(schema))", connection, logger) }
                 try await Self.execute(
                     "CREATE TABLE IF NOT EXISTS vault_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
@@ -172,11 +169,7 @@ extension PostgresVaultStore {
                         )
                     }
                 }
-                try await Self.execute("SELECT pg_advisory_unlock(hashtext(\(lock)))", connection, logger)
                 return (found, max(found, known))
-            } catch {
-                _ = try? await Self.execute("SELECT pg_advisory_unlock(hashtext(\(lock)))", connection, logger)
-                throw error
             }
         }
     }

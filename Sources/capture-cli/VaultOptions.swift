@@ -67,24 +67,24 @@ struct VaultOptions: ParsableArguments {
             throw ExitCode(2)
         }
         do {
+            let environment = ProcessInfo.processInfo.environment[KeyRing.environmentVariable]
             let store: any VaultStore
             let keyFile: String
             if isPostgres {
-                let postgres = try await PostgresVaultStore.open(try postgresSettings())
-                store = postgres
-                let environment = ProcessInfo.processInfo.environment[KeyRing.environmentVariable]
-                guard let file = masterKeyFile ?? (environment != nil ? "" : nil) else {
+                // Where the key comes from is settled before the database is asked anything.
+                guard masterKeyFile != nil || environment != nil else {
                     Terminal.writeError(
                         "capture-cli: a PostgreSQL vault takes its master key from CAPTURE_MASTER_KEY or --master-key-file FILE (made when the vault is new); give every server of the vault the same key"
                     )
                     throw ExitCode(2)
                 }
-                keyFile = file
+                store = try await PostgresVaultStore.open(try postgresSettings())
+                // With CAPTURE_MASTER_KEY set the key is the variable's, and no file is read.
+                keyFile = masterKeyFile ?? ""
             } else {
                 store = try SQLiteVaultStore(path: database)
                 keyFile = database + ".key"
             }
-            let environment = ProcessInfo.processInfo.environment[KeyRing.environmentVariable]
             let (keys, source) = try KeyRing.load(environment: environment, file: keyFile, storeKeyID: try await store.masterKeyID())
             if case .created(let file) = source {
                 Terminal.writeError(
