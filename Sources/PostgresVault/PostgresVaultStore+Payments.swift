@@ -217,40 +217,66 @@ extension PostgresVaultStore {
         let eventID = ObjectID.random(.event).rawValue
         // An id for each endpoint the merchant may have (at most webhookEndpointLimit).
         let deliveryIDs = (0..<Payments.webhookEndpointLimit).map { _ in ObjectID.random(.webhookDelivery).rawValue }
-        let rows = try await withConnection { [logger] connection in
-            try await Self.rows(
-                """
-                WITH settled AS (
-                  UPDATE "transaction" SET status = \(settlement.status), decline_code = \(settlement.declineCode),
-                    processor_reference = \(settlement.processorReference),
-                    payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id)
-                  WHERE id = \(pending.id) AND status = 'pending'
-                  RETURNING id),
-                takers AS (
-                  SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS n FROM webhook_endpoint
-                  WHERE \(draft != nil) AND merchant_id = \(pending.merchantID) AND deleted_at IS NULL
-                    AND (events IS NULL OR \(draft?.type ?? "") = ANY (string_to_array(events, ',')))
-                    AND EXISTS (SELECT 1 FROM settled)),
-                event AS (
-                  INSERT INTO webhook_event (id, merchant_id, type, body, created_at)
-                  SELECT \(eventID), \(pending.merchantID), \(draft?.type ?? ""), \(Data(draft?.body(id: eventID, at: now) ?? [])),
-                    \(now.stored)
-                  WHERE EXISTS (SELECT 1 FROM takers)
-                  RETURNING id),
-                deliveries AS (
-                  INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts,
-                    next_attempt_at, created_at)
-                  SELECT (\(deliveryIDs)::text[])[takers.n::integer], \(pending.merchantID), takers.id, event.id, \(draft?.type ?? ""),
-                    'pending', 0, \(now.stored), \(now.stored)
-                  FROM takers, event
-                  RETURNING id)
-                SELECT (SELECT count(*) FROM settled), (SELECT count(*) FROM deliveries)
-                """,
-                connection,
-                logger
-            )
-        }
+        let query = try Self.settle(
+            pending.id,
+            merchantID: pending.merchantID,
+            as: settlement,
+            event: draft.map { (id: eventID, type: $0.type, body: Data($0.body(id: eventID, at: now))) },
+            deliveryIDs: deliveryIDs,
+            at: now
+        )
+        let rows = try await rows(Prepared<SettleTransaction>(query))
         return try rows.first?.decode(Int.self) == 1 ? record : nil
+    }
+
+    /// The statement of ``settleTransaction(_:as:events:)`` outside a checkout session:
+    /// `event` is the settlement's event (nil when events are not kept).
+    static func settle(
+        _ transactionID: String,
+        merchantID: String,
+        as settlement: Settlement,
+        event: (id: String, type: String, body: Data)?,
+        deliveryIDs: [String],
+        at now: Date
+    ) throws -> PostgresQuery {
+        try """
+        WITH settled AS (
+          UPDATE "transaction" SET status = \(settlement.status), decline_code = \(settlement.declineCode),
+            processor_reference = \(settlement.processorReference),
+            payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id)
+          WHERE id = \(transactionID) AND status = 'pending'
+          RETURNING id),
+        takers AS (
+          SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS n FROM webhook_endpoint
+          WHERE \(event != nil) AND merchant_id = \(merchantID) AND deleted_at IS NULL
+            AND (events IS NULL OR \(event?.type ?? "") = ANY (string_to_array(events, ',')))
+            AND EXISTS (SELECT 1 FROM settled)),
+        event AS (
+          INSERT INTO webhook_event (id, merchant_id, type, body, created_at)
+          SELECT \(event?.id ?? ""), \(merchantID), \(event?.type ?? ""), \(event?.body ?? Data()),
+            \(now.stored)
+          WHERE EXISTS (SELECT 1 FROM takers)
+          RETURNING id),
+        deliveries AS (
+          INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts,
+            next_attempt_at, created_at)
+          SELECT (\(deliveryIDs)::text[])[takers.n::integer], \(merchantID), takers.id, event.id, \(event?.type ?? ""),
+            'pending', 0, \(now.stored), \(now.stored)
+          FROM takers, event
+          RETURNING id)
+        SELECT (SELECT count(*) FROM settled), (SELECT count(*) FROM deliveries)
+        """
+    }
+
+    enum SettleTransaction: PreparedText {
+        static let sql = try! settle(
+            "",
+            merchantID: "",
+            as: Settlement(status: ""),
+            event: nil,
+            deliveryIDs: [],
+            at: .distantPast
+        ).sql
     }
 
     /// A charge on a checkout session's page that succeeded: settled, its event written, and

@@ -160,37 +160,42 @@ extension PostgresVaultStore {
         // pending charge written with it, or nothing at all. Of concurrent spenders on any
         // server, the row lock lets one through; the others find the token used when they get
         // the row, and change nothing.
-        let rows = try await withConnection { [logger] connection in
-            try await Self.rows(
-                """
-                WITH old AS (
-                  SELECT id, sealed_card, sealed_cvc FROM token WHERE id = \(id) AND merchant_id = \(merchantID) FOR UPDATE),
-                spent AS (
-                  UPDATE token t SET used_at = \(now.stored), sealed_card = NULL, sealed_cvc = NULL
-                  FROM old
-                  WHERE t.id = old.id AND t.used_at IS NULL AND t.expires_at > \(now.stored)
-                    AND (t.amount IS NULL OR t.amount = \(amount)) AND (t.currency IS NULL OR t.currency = \(currency))
-                  RETURNING t.id, t.merchant_id, t.brand, t.bin, t.last4, t.exp_month, t.exp_year, t.fingerprint, t.key_id,
-                    old.sealed_card, old.sealed_cvc, t.amount, t.currency, t.created_at, t.expires_at, t.used_at),
-                charge AS (
-                  INSERT INTO "transaction" (\(unescaped: Self.transactionColumns))
-                  SELECT \(charge?.transactionID), merchant_id, 'pending', \(amount), \(currency), 0, \(charge?.description),
-                    \(charge?.clientID), NULL, id, NULL, NULL, brand, bin, last4, exp_month, exp_year,
-                    \(charge?.createdAt.stored), \(charge?.idempotencyKey), \(charge?.checkoutSessionID)
-                  FROM spent WHERE \(charge != nil)
-                  RETURNING id)
-                SELECT spent.*, (SELECT count(*) FROM charge) FROM spent
-                """,
-                connection,
-                logger
-            )
-        }
+        let rows = try await rows(
+            Prepared<SpendToken>(Self.spend(id: id, merchantID: merchantID, amount: amount, currency: currency, at: now, charge: charge))
+        )
         if let row = rows.first {
             let token = try Self.token(row)
             return .spent(token, charge: charge.map { TransactionRecord(pending: $0, token: token, amount: amount, currency: currency) })
         }
         guard let token = try await self.token(id: id, merchantID: merchantID) else { return .notFound }
         return token.refusal(amount: amount, currency: currency, at: now)
+    }
+
+    /// The statement of ``spendToken(id:merchantID:amount:currency:at:charge:)``.
+    static func spend(id: String, merchantID: String, amount: Int, currency: String, at now: Date, charge: PendingCharge?) -> PostgresQuery {
+        """
+        WITH old AS (
+          SELECT id, sealed_card, sealed_cvc FROM token WHERE id = \(id) AND merchant_id = \(merchantID) FOR UPDATE),
+        spent AS (
+          UPDATE token t SET used_at = \(now.stored), sealed_card = NULL, sealed_cvc = NULL
+          FROM old
+          WHERE t.id = old.id AND t.used_at IS NULL AND t.expires_at > \(now.stored)
+            AND (t.amount IS NULL OR t.amount = \(amount)) AND (t.currency IS NULL OR t.currency = \(currency))
+          RETURNING t.id, t.merchant_id, t.brand, t.bin, t.last4, t.exp_month, t.exp_year, t.fingerprint, t.key_id,
+            old.sealed_card, old.sealed_cvc, t.amount, t.currency, t.created_at, t.expires_at, t.used_at),
+        charge AS (
+          INSERT INTO "transaction" (\(unescaped: Self.transactionColumns))
+          SELECT \(charge?.transactionID), merchant_id, 'pending', \(amount), \(currency), 0, \(charge?.description),
+            \(charge?.clientID), NULL, id, NULL, NULL, brand, bin, last4, exp_month, exp_year,
+            \(charge?.createdAt.stored), \(charge?.idempotencyKey), \(charge?.checkoutSessionID)
+          FROM spent WHERE \(charge != nil)
+          RETURNING id)
+        SELECT spent.*, (SELECT count(*) FROM charge) FROM spent
+        """
+    }
+
+    enum SpendToken: PreparedText {
+        static let sql = spend(id: "", merchantID: "", amount: 0, currency: "", at: .distantPast, charge: nil).sql
     }
 
     public func purgeTokenCardData(before now: Date) async throws -> Int {

@@ -261,6 +261,13 @@ public struct Settlement: Sendable, Equatable {
     public var declineCode: String?
     public var processorReference: String?
     public var paymentMethodID: String?
+
+    package init(status: String, declineCode: String? = nil, processorReference: String? = nil, paymentMethodID: String? = nil) {
+        self.status = status
+        self.declineCode = declineCode
+        self.processorReference = processorReference
+        self.paymentMethodID = paymentMethodID
+    }
 }
 
 extension TransactionRecord {
