@@ -12,10 +12,11 @@ Checks, each with its counts printed:
   4. A key revoked through `keys revoke` is refused by both servers within 2 s (their caches' bound).
   5. The card-testing limit (--token-rate-limit) is per server: one server's refusals leave the other's
      budget whole.
-  6. With --cluster-dir, PostgreSQL is restarted under load: requests during the outage are answered 503
-     storage_unavailable with Retry-After within the servers' 5 s wait for a connection (none hangs, none
-     crashes a server), the servers reconnect by
-     themselves, every token answered 201 is in the vault, and nothing is spent twice.
+  6. With --cluster-dir, PostgreSQL is restarted under load (token creations, each followed by a charge of
+     the token): requests during the outage are answered 503 storage_unavailable with Retry-After within
+     the servers' 5 s wait for a connection (none hangs, none crashes a server), the servers reconnect by
+     themselves, every token answered 201 is in the vault, every charge answered 201 is settled there,
+     and nothing is spent twice.
 Only test card numbers are used. Exit status 0 when every check holds, 1 otherwise.
 """
 import argparse
@@ -237,6 +238,8 @@ def main() -> int:
         if args.cluster_dir:
             answered_tokens: list[str] = []
             outcomes: dict[int, int] = {}
+            charges: dict[int, int] = {}
+            answered_charges: list[str] = []
             slow: list[float] = []
             retry_after: set[str] = set()
             stop = threading.Event()
@@ -258,6 +261,21 @@ def main() -> int:
                             retry_after.add(headers.get("Retry-After", ""))
                     if status != 201:
                         time.sleep(0.1)
+                        continue
+                    # And a charge of the token: the spend and the settlement are prepared
+                    # statements, which must not wait forever on a connection that closed.
+                    began = time.time()
+                    status, body, headers = call(server, "POST", "/v1/transactions", sk,
+                                                 {"token": body["id"], "amount": 1999, "currency": "EUR"}, timeout=20)
+                    took = time.time() - began
+                    with lock:
+                        charges[status] = charges.get(status, 0) + 1
+                        if took > 10:
+                            slow.append(took)
+                        if status == 201:
+                            answered_charges.append(body["id"])
+                        elif status == 503:
+                            retry_after.add(headers.get("Retry-After", ""))
 
             workers = [threading.Thread(target=load, args=(i,)) for i in range(6)]
             for worker in workers:
@@ -282,11 +300,16 @@ def main() -> int:
             stored = set(row[0] for row in psql(database, "SELECT id FROM token"))
             lost = [t for t in answered_tokens if t not in stored]
             check(outcomes.get(503, 0) > 0 and retry_after <= {"2"} and not slow and alive,
-                  f"PostgreSQL stopped for 7 s under load: answers {dict(sorted(outcomes.items()))}, Retry-After "
+                  f"PostgreSQL stopped for 7 s under load: token answers {dict(sorted(outcomes.items()))}, Retry-After "
                   f"{sorted(retry_after)}, {len(slow)} requests slower than 10 s, servers alive: {alive}")
             check(after == [201, 201] and health == [200, 200],
                   f"after the restart both servers reconnected by themselves (tokens {after}, healthz {health})")
             check(not lost, f"{len(answered_tokens)} tokens answered 201 during the run, {len(lost)} missing from the vault")
+            settled = set(row[0] for row in psql(database, """SELECT id FROM "transaction" WHERE status <> 'pending'"""))
+            unsettled = [c for c in answered_charges if c not in settled]
+            check(charges.get(201, 0) > 0 and not unsettled,
+                  f"charges during the restart: answers {dict(sorted(charges.items()))}; {len(unsettled)} of the "
+                  f"{len(answered_charges)} answered 201 not settled in the vault")
             double = psql(database, """SELECT count(*) FROM "transaction" GROUP BY token_id HAVING count(*) > 1""")
             check(not double, f"nothing spent twice ({len(double)} tokens with two transactions)")
     finally:
