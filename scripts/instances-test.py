@@ -245,37 +245,32 @@ def main() -> int:
             stop = threading.Event()
             lock = threading.Lock()
 
+            def timed(server: Server, path: str, body: dict, outcomes: dict[int, int], answered: list[str]) -> dict | None:
+                """One request of the load, counted; its answer's body when it was 201."""
+                began = time.time()
+                status, answer, headers = call(server, "POST", path, sk, body, timeout=20)
+                took = time.time() - began
+                with lock:
+                    outcomes[status] = outcomes.get(status, 0) + 1
+                    if took > 10:
+                        slow.append(took)
+                    if status == 201:
+                        answered.append(answer["id"])
+                    elif status == 503:
+                        retry_after.add(headers.get("Retry-After", ""))
+                return answer if status == 201 else None
+
             def load(index: int) -> None:
                 server = servers[index % 2]
                 while not stop.is_set():
-                    began = time.time()
-                    status, body, headers = call(server, "POST", "/v1/tokens", sk, VISA, timeout=20)
-                    took = time.time() - began
-                    with lock:
-                        outcomes[status] = outcomes.get(status, 0) + 1
-                        if took > 10:
-                            slow.append(took)
-                        if status == 201:
-                            answered_tokens.append(body["id"])
-                        elif status == 503:
-                            retry_after.add(headers.get("Retry-After", ""))
-                    if status != 201:
+                    token = timed(server, "/v1/tokens", VISA, outcomes, answered_tokens)
+                    if token is None:
                         time.sleep(0.1)
                         continue
                     # And a charge of the token: the spend and the settlement are prepared
                     # statements, which must not wait forever on a connection that closed.
-                    began = time.time()
-                    status, body, headers = call(server, "POST", "/v1/transactions", sk,
-                                                 {"token": body["id"], "amount": 1999, "currency": "EUR"}, timeout=20)
-                    took = time.time() - began
-                    with lock:
-                        charges[status] = charges.get(status, 0) + 1
-                        if took > 10:
-                            slow.append(took)
-                        if status == 201:
-                            answered_charges.append(body["id"])
-                        elif status == 503:
-                            retry_after.add(headers.get("Retry-After", ""))
+                    timed(server, "/v1/transactions", {"token": token["id"], "amount": 1999, "currency": "EUR"},
+                          charges, answered_charges)
 
             workers = [threading.Thread(target=load, args=(i,)) for i in range(6)]
             for worker in workers:
