@@ -22,10 +22,9 @@ public final class PostgresVaultStore: VaultStore {
     let logger: Logger
     /// The pool's connections live while this task runs: it ends with the store.
     private let pool: Task<Void, Never>
-    /// The requests waiting for a connection, refused by ``watchdog`` when their wait is over.
-    private let waits = ConnectionWaits()
-    /// The prepared statements running, refused by ``watchdog`` if their connection closes.
-    private let running = RunningStatements()
+    /// The requests waiting for a connection, and the prepared statements running: refused by
+    /// ``watchdog`` when their wait is over or their connection closed.
+    private let watched = Watched()
     private let watchdog: Task<Void, Never>
 
     private init(settings: PostgresSettings, logger: Logger) throws {
@@ -34,13 +33,10 @@ public final class PostgresVaultStore: VaultStore {
         self.settings = settings
         self.logger = logger
         pool = Task { await client.run() }
-        // One timer for every waiting request, rather than one per request: a timer each cost
-        // the server a fifth of its time under load (the system's timer heap, a syscall each).
-        watchdog = Task { [waits, running] in
+        watchdog = Task { [watched] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: ConnectionWaits.tick)
-                waits.expire(before: .now)
-                running.refuseClosed()
+                try? await Task.sleep(for: Watched.tick)
+                watched.refuseOverdue()
             }
         }
     }
@@ -102,27 +98,22 @@ public final class PostgresVaultStore: VaultStore {
     /// database finished, and a refused one ran nothing.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let gate = LeaseGate()
-        let (client, waits) = (self.client, self.waits)
+        let client = self.client
         let wait = settings.connectionWait
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let answer = AnswerOnce(continuation)
-            let waiting = waits.add(deadline: .now + wait) {
-                guard gate.expire() else { return }
-                answer.resume(with: .failure(StoreUnavailable(reason: "no connection to PostgreSQL within \(wait.components.seconds) s")))
-            }
-            Task {
-                do {
-                    let result = try await client.withConnection { connection in
-                        waits.remove(waiting)
-                        // Too late: the request was refused meanwhile. The connection goes back.
-                        guard gate.enter() else { throw CancellationError() }
-                        return try await body(connection)
-                    }
-                    answer.resume(with: .success(result))
-                } catch {
-                    waits.remove(waiting)
-                    answer.resume(with: .failure(Self.classify(error)))
+        return try await watched.run(
+            refusing: "no connection to PostgreSQL within \(wait.components.seconds) s",
+            when: .after(ContinuousClock.now + wait),
+            gate: gate
+        ) { endWatch in
+            do {
+                return try await client.withConnection { connection in
+                    endWatch()
+                    // Too late: the request was refused meanwhile. The connection goes back.
+                    guard gate.enter() else { throw CancellationError() }
+                    return try await body(connection)
                 }
+            } catch {
+                throw Self.classify(error)
             }
         }
     }
@@ -214,8 +205,10 @@ public final class PostgresVaultStore: VaultStore {
     /// for an answer forever: the watchdog refuses such a wait once it sees the connection
     /// closed, and the request is answered as unavailable.
     func rows<Text>(_ statement: Prepared<Text>) async throws -> [PostgresRow] {
-        try await withConnection { [logger, running] connection in
-            try await running.watch(connection) {
+        let closed = "the connection to PostgreSQL closed"
+        return try await withConnection { [logger, watched] connection in
+            guard !connection.isClosed else { throw StoreUnavailable(reason: closed) }
+            return try await watched.run(refusing: closed, when: .closed(connection)) { _ in
                 var rows: [PostgresRow] = []
                 for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
                 return rows
@@ -340,40 +333,6 @@ private final class LeaseGate: Sendable {
     }
 }
 
-/// The requests waiting for a connection, each with its deadline and what refuses it.
-private final class ConnectionWaits: Sendable {
-    /// How often the deadlines are looked at: a wait ends at most this much late.
-    static let tick: Duration = .milliseconds(200)
-
-    private struct Waiter {
-        let deadline: ContinuousClock.Instant
-        let refuse: @Sendable () -> Void
-    }
-
-    private let waiters = Mutex<(next: UInt64, all: [UInt64: Waiter])>((0, [:]))
-
-    func add(deadline: ContinuousClock.Instant, refuse: @escaping @Sendable () -> Void) -> UInt64 {
-        waiters.withLock { waiters in
-            waiters.next += 1
-            waiters.all[waiters.next] = Waiter(deadline: deadline, refuse: refuse)
-            return waiters.next
-        }
-    }
-
-    func remove(_ id: UInt64) {
-        _ = waiters.withLock { $0.all.removeValue(forKey: id) }
-    }
-
-    /// Refuses the requests whose wait ended before `now`.
-    func expire(before now: ContinuousClock.Instant) {
-        let overdue = waiters.withLock { waiters -> [Waiter] in
-            let ids = waiters.all.filter { $0.value.deadline <= now }.map(\.key)
-            return ids.compactMap { waiters.all.removeValue(forKey: $0) }
-        }
-        for waiter in overdue { waiter.refuse() }
-    }
-}
-
 /// The text of a statement prepared on each connection (``Prepared``): one SQL text per type.
 protocol PreparedText: SendableMetatype {
     static var sql: String { get }
@@ -396,44 +355,75 @@ struct Prepared<Text: PreparedText>: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
 }
 
-/// The prepared statements running, each with its connection and what refuses it.
-private final class RunningStatements: Sendable {
-    private struct Running: @unchecked Sendable {
-        let connection: PostgresConnection
+/// What the watchdog looks after: each request waiting for a connection, each prepared
+/// statement waiting for its answer, with what makes it overdue. One timer for all of them,
+/// rather than one each: a timer each cost the server a fifth of its time under load (the
+/// system's timer heap, a syscall each).
+private final class Watched: Sendable {
+    /// How often the watchdog looks: a wait ends at most this much late.
+    static let tick: Duration = .milliseconds(200)
+
+    /// When a wait is over.
+    enum Overdue: Sendable {
+        /// At this instant (a request waiting for a connection).
+        case after(ContinuousClock.Instant)
+        /// Once this connection has closed (a statement waiting for its answer).
+        case closed(PostgresConnection)
+
+        func holds(at now: ContinuousClock.Instant) -> Bool {
+            switch self {
+            case .after(let deadline): now >= deadline
+            case .closed(let connection): connection.isClosed
+            }
+        }
+    }
+
+    private struct Watch {
+        let overdue: Overdue
         let refuse: @Sendable () -> Void
     }
 
-    private let all = Mutex<(next: UInt64, running: [UInt64: Running])>((0, [:]))
+    private let all = Mutex<(next: UInt64, watches: [UInt64: Watch])>((0, [:]))
 
-    /// Runs `body`, which sends a statement on `connection` and reads its answer; refused
-    /// with ``StoreUnavailable`` if the connection is closed, or closes before the answer.
-    func watch<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        guard !connection.isClosed else { throw StoreUnavailable(reason: "the connection to PostgreSQL closed") }
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+    /// Runs `body` in a task of its own and answers with its result, unless the watchdog
+    /// finds it `overdue` first (and `gate`, if given, lets the request be refused): then the
+    /// answer is ``StoreUnavailable`` with `reason`, and the body's result, when it comes, is
+    /// dropped. `body` is given a function that ends the watch early (its own answer stands
+    /// from then).
+    func run<T: Sendable>(
+        refusing reason: String,
+        when overdue: Overdue,
+        gate: LeaseGate? = nil,
+        _ body: @escaping @Sendable (_ endWatch: @escaping @Sendable () -> Void) async throws -> T
+    ) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let answer = AnswerOnce(continuation)
             let id = all.withLock { all in
                 all.next += 1
-                all.running[all.next] = Running(connection: connection) {
-                    answer.resume(with: .failure(StoreUnavailable(reason: "the connection to PostgreSQL closed")))
+                all.watches[all.next] = Watch(overdue: overdue) {
+                    guard gate?.expire() ?? true else { return }
+                    answer.resume(with: .failure(StoreUnavailable(reason: reason)))
                 }
                 return all.next
             }
+            let endWatch: @Sendable () -> Void = { [self] in _ = self.all.withLock { $0.watches.removeValue(forKey: id) } }
             Task {
                 let result: Result<T, any Error>
-                do { result = .success(try await body()) } catch { result = .failure(error) }
-                _ = all.withLock { $0.running.removeValue(forKey: id) }
+                do { result = .success(try await body(endWatch)) } catch { result = .failure(error) }
+                endWatch()
                 answer.resume(with: result)
             }
         }
     }
 
-    /// Refuses the statements whose connection closed.
-    func refuseClosed() {
-        let closed = all.withLock { all -> [Running] in
-            let ids = all.running.filter { $0.value.connection.isClosed }.map(\.key)
-            return ids.compactMap { all.running.removeValue(forKey: $0) }
+    /// Refuses what is overdue now.
+    func refuseOverdue() {
+        let now = ContinuousClock.now
+        let overdue = all.withLock { all -> [Watch] in
+            let ids = all.watches.filter { $0.value.overdue.holds(at: now) }.map(\.key)
+            return ids.compactMap { all.watches.removeValue(forKey: $0) }
         }
-        for statement in closed { statement.refuse() }
+        for watch in overdue { watch.refuse() }
     }
 }
 
