@@ -55,6 +55,7 @@ bench-api: release
 fixtures:
 	python3 Fixtures/cards/generate.py
 	python3 Tests/OCRBridgeTests/Fixtures/make_pngs.py
+	python3 Tests/OCRBridgeTests/Fixtures/make_jpegs.py
 
 # Formatting follows .swift-format (Hummingbird's settings); `make format` applies it.
 lint:

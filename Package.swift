@@ -57,6 +57,11 @@ let package = Package(
             name: "CLibPNG",
             linkerSettings: [.linkedLibrary("png16")]
         ),
+        // libjpeg-turbo's libjpeg API (Debian's libjpeg62-turbo-dev): phones' photos.
+        .target(
+            name: "CLibJPEG",
+            linkerSettings: [.linkedLibrary("jpeg")]
+        ),
 
         .target(
             name: "COpenVINO",
@@ -70,7 +75,7 @@ let package = Package(
         // MARK: - Swift modules
         .target(
             name: "OCRBridge",
-            dependencies: ["CTesseract", "CLibPNG", "COpenVINO"],
+            dependencies: ["CTesseract", "CLibPNG", "CLibJPEG", "COpenVINO"],
             swiftSettings: imageWorkSettings
         ),
         .target(

@@ -9,6 +9,8 @@ set -euo pipefail
 packages=(
     pkg-config
     libpng-dev
+    # phones' photos: libjpeg-turbo's libjpeg API
+    libjpeg62-turbo-dev
     libtesseract-dev
     tesseract-ocr-eng
     tesseract-ocr

@@ -1,11 +1,5 @@
 internal import CLibPNG
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Decodes PNG files into ``Bitmap``s through libpng, with size limits checked before
 /// any large allocation.
 ///
@@ -18,30 +12,8 @@ import Musl
 /// let bitmap = try decoder.decode(contentsOf: "Fixtures/cards/flat-visa-01.png")
 /// ```
 public struct PNGDecoder: Sendable {
-    /// Bounds on what the decoder accepts. The defaults fit a 12-megapixel phone photo
-    /// (4032 × 3024) with room to spare, and cap memory at about 50 MB an image.
-    public struct Limits: Sendable, Equatable {
-        /// Largest file, in bytes.
-        public var maxBytes: Int
-        /// Widest image, in pixels.
-        public var maxWidth: Int
-        /// Tallest image, in pixels.
-        public var maxHeight: Int
-        /// Most pixels (width × height).
-        public var maxPixels: Int
-
-        public init(
-            maxBytes: Int = 40 * 1024 * 1024,
-            maxWidth: Int = 8192,
-            maxHeight: Int = 8192,
-            maxPixels: Int = 16_000_000
-        ) {
-            self.maxBytes = maxBytes
-            self.maxWidth = maxWidth
-            self.maxHeight = maxHeight
-            self.maxPixels = maxPixels
-        }
-    }
+    /// Bounds on what the decoder accepts (the same for every format).
+    public typealias Limits = ImageLimits
 
     /// What a PNG header says, read without decoding any pixels.
     public struct Header: Sendable, Equatable {
@@ -66,7 +38,7 @@ public struct PNGDecoder: Sendable {
     /// - Throws: ``OCRError`` with code `image_unreadable` (missing, empty, corrupt or
     ///   not a PNG) or `image_too_large`.
     public func decode(contentsOf path: String) throws(OCRError) -> Bitmap {
-        try decode(Self.readFile(path, maxBytes: limits.maxBytes))
+        try decode(ImageDecoder.readFile(path, maxBytes: limits.maxBytes))
     }
 
     /// Decodes PNG bytes.
@@ -77,15 +49,13 @@ public struct PNGDecoder: Sendable {
         guard !bytes.isEmpty else {
             throw OCRError(.imageUnreadable, "the image file is empty; supply a PNG file")
         }
-        guard bytes.count <= limits.maxBytes else {
-            throw OCRError(.imageTooLarge, "the image file is \(bytes.count) bytes; the limit is \(limits.maxBytes)")
-        }
+        if let error = limits.byteError(bytes.count) { throw error }
         return try bytes.withUnsafeBufferPointer { (buffer) throws(OCRError) -> Bitmap in
             let (decoder, header) = try Self.begin(buffer)
             var message = [CChar](repeating: 0, count: 256)
             let width = Int(header.width)
             let height = Int(header.height)
-            if let error = sizeError(width: width, height: height) {
+            if let error = limits.sizeError(width: width, height: height) {
                 clpng_end(decoder)
                 throw error
             }
@@ -132,22 +102,6 @@ public struct PNGDecoder: Sendable {
         return (decoder, header)
     }
 
-    private func sizeError(width: Int, height: Int) -> OCRError? {
-        guard width <= limits.maxWidth, height <= limits.maxHeight else {
-            return OCRError(
-                .imageTooLarge,
-                "the image is \(width) × \(height) pixels; the limit is \(limits.maxWidth) × \(limits.maxHeight)"
-            )
-        }
-        guard width * height <= limits.maxPixels else {
-            return OCRError(
-                .imageTooLarge,
-                "the image has \(width * height) pixels; the limit is \(limits.maxPixels); scale it down first"
-            )
-        }
-        return nil
-    }
-
     private static func error(for status: clpng_status, message: [CChar], stage: String) -> OCRError {
         let reason = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         switch status {
@@ -156,37 +110,5 @@ public struct PNGDecoder: Sendable {
         default:
             return OCRError(.imageUnreadable, "the file is not a readable PNG image: \(reason) (in the \(stage))")
         }
-    }
-
-    static func readFile(_ path: String, maxBytes: Int) throws(OCRError) -> [UInt8] {
-        // Non-blocking: opening a FIFO for reading would otherwise wait for a writer, before
-        // the check below could refuse it. A regular file reads the same either way.
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else {
-            throw OCRError(.imageUnreadable, "cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-            throw OCRError(.imageUnreadable, "\(path) is not a regular file")
-        }
-        // Refuse an oversized file from its size alone, before reading any of it.
-        guard Int(status.st_size) <= maxBytes else {
-            throw OCRError(.imageTooLarge, "\(path) is \(status.st_size) bytes; the limit for images is \(maxBytes)")
-        }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
-            }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                if count == 0 { break }
-                throw OCRError(.imageUnreadable, "cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            filled += count
-        }
-        return Array(bytes[0..<filled])
     }
 }

@@ -22,7 +22,7 @@ struct BenchCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "A folder with PNG images and a manifest.json.")
+    @Argument(help: "A folder with PNG or JPEG images and a manifest.json.")
     var folder = "Fixtures/cards"
 
     @Option(help: "Workers for the throughput run (default: the number of cores).")

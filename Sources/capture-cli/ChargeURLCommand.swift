@@ -27,7 +27,7 @@ struct ChargeURLCommand: AsyncParsableCommand {
     @Argument(help: "The charge request: com-innerfence-ccterminal://charge/1.0.0/?amount=…")
     var url: String
 
-    @Option(help: "A PNG image of the card's front to scan; without it the card is typed at the prompt.")
+    @Option(help: "A PNG or JPEG picture of the card's front to scan; without it the card is typed at the prompt.")
     var image: String?
 
     @Option(help: "The card security code, when not typed at the prompt.")

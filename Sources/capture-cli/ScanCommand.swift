@@ -30,11 +30,11 @@ enum EngineOption: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// `capture-cli scan`: reads card numbers and expiries off PNG images.
+/// `capture-cli scan`: reads card numbers and expiries off PNG and JPEG pictures.
 struct ScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan",
-        abstract: "Read the card number and expiry off PNG images.",
+        abstract: "Read the card number and expiry off PNG or JPEG pictures.",
         discussion: """
             Numbers are masked (first 6, last 4) unless --reveal is given. With --json, one JSON \
             object per image and line, in input order. A whole number read that fails the check digit \
@@ -47,7 +47,7 @@ struct ScanCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The PNG images to scan.")
+    @Argument(help: "The PNG or JPEG pictures to scan (a phone's EXIF turn is applied).")
     var images: [String]
 
     @Flag(help: "Print one JSON object per image instead of a table.")
@@ -93,7 +93,7 @@ struct ScanCommand: AsyncParsableCommand {
     var timeBudget: Int?
 
     func validate() throws {
-        if images.isEmpty { throw ValidationError("give at least one PNG image to scan") }
+        if images.isEmpty { throw ValidationError("give at least one PNG or JPEG picture to scan") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let timeBudget, timeBudget < 0 { throw ValidationError("--time-budget is milliseconds, 0 or more, for example 400") }
         if !(0...1).contains(sureConfidence) { throw ValidationError("--sure-confidence must be between 0 and 1, for example 0.9") }

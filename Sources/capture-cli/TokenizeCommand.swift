@@ -14,7 +14,7 @@ struct TokenizeCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "A PNG image of the card's front; read with the scanner.")
+    @Argument(help: "A PNG or JPEG picture of the card's front; read with the scanner.")
     var image: String?
 
     @Option(help: "The card number, when not reading it off an image.")

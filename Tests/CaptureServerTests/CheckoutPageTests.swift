@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import OCRBridge
 import StoreTestSupport
 import Testing
 import Tokenizer
@@ -224,7 +225,12 @@ struct CheckoutPageTests {
             let id = try await client.openSession(fixture, Self.sessionBody)
             let page = try await client.visit(.get, "/pay/\(id)")
             #expect(page.html.contains("id=\"photo\""))
-            func upload(token: String?, cookie: String?, type: String = "image/png") async throws -> (HTTPResponse.Status, [String: Any]) {
+            func upload(
+                token: String?,
+                cookie: String?,
+                type: String = "image/png",
+                image: [UInt8] = image
+            ) async throws -> (HTTPResponse.Status, [String: Any]) {
                 var headers = HTTPFields()
                 headers[.contentType] = type
                 if let token { headers[HTTPField.Name("X-Capture-Form-Token")!] = token }
@@ -241,10 +247,16 @@ struct CheckoutPageTests {
                 #expect(read["expiry"] as? String == String(format: "%02d/%02d", month, year % 100))
             }
             #expect((read["message"] as? String)?.hasPrefix("Check the number") == true)
-            // Without the page's token or cookie, or not a PNG: refused, nothing read.
+            // A phone's photo: JPEG, stored on its side with the EXIF turn, reads the same.
+            let upright = try ImageDecoder().decode(image)
+            let phone = try JPEGEncoder.encode(upright.turned(quarterTurns: 3), quality: 85, orientation: 6)
+            let (phoneStatus, phoneRead) = try await upload(token: try page.formToken(), cookie: page.cookie, type: "image/jpeg", image: phone)
+            #expect(phoneStatus == .ok)
+            #expect((phoneRead["number"] as? String)?.filter(\.isNumber) == pan)
+            // Without the page's token or cookie, or not an image: refused, nothing read.
             #expect(try await upload(token: nil, cookie: page.cookie).0 == .forbidden)
             #expect(try await upload(token: try page.formToken(), cookie: nil).0 == .forbidden)
-            #expect(try await upload(token: try page.formToken(), cookie: page.cookie, type: "image/jpeg").0 == .unsupportedMediaType)
+            #expect(try await upload(token: try page.formToken(), cookie: page.cookie, type: "text/plain").0 == .unsupportedMediaType)
             // Reading a photo is not an attempt, and the number is in no log line.
             #expect(try await client.session(fixture, id).attempts == 0)
             #expect(!fixture.logs.all.joined().contains(pan))

@@ -110,8 +110,8 @@ struct FixtureScanTests {
     @Test("a broken image is an error, not a crash or a result")
     func broken() throws {
         let scanner = try CardScanner()
-        #expect { try scanner.scan(pngData: []) } throws: { "\($0)".contains("image_unreadable") }
-        #expect { try scanner.scan(pngData: Array("not a png".utf8)) } throws: { "\($0)".contains("image_unreadable") }
+        #expect { try scanner.scan(imageData: []) } throws: { "\($0)".contains("image_unreadable") }
+        #expect { try scanner.scan(imageData: Array("not a png".utf8)) } throws: { "\($0)".contains("image_unreadable") }
     }
 }
 

@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// The C bridges (OCRBridge: libpng, Tesseract and OpenVINO) and their tests, alone, for the run under
+// The C bridges (OCRBridge: libpng, libjpeg, Tesseract and OpenVINO) and their tests, alone, for the run under
 // AddressSanitizer in `make test`. The folders are links to the main package's; this package
 // has no dependencies, so the sanitized build compiles these few files and not the server's
 // libraries (which took most of the five minutes that step used to take).
@@ -19,6 +19,7 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CTesseract", pkgConfig: "tesseract"),
         .target(name: "CLibPNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CLibJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(
             name: "COpenVINO",
             cSettings: [
@@ -27,7 +28,7 @@ let package = Package(
             ],
             linkerSettings: [.linkedLibrary("dl")]
         ),
-        .target(name: "OCRBridge", dependencies: ["CTesseract", "CLibPNG", "COpenVINO"], swiftSettings: swiftSettings),
+        .target(name: "OCRBridge", dependencies: ["CTesseract", "CLibPNG", "CLibJPEG", "COpenVINO"], swiftSettings: swiftSettings),
         .testTarget(
             name: "OCRBridgeTests",
             dependencies: ["OCRBridge"],

@@ -30,9 +30,7 @@ extension CheckoutPageRoutes {
         guard formTokenIsValid(request.headers[Self.formTokenHeader], sessionID: id, request: request) else {
             throw APIError(.forbidden, .invalidRequest, code: "invalid_form_token", message: "reload the page and try the photo again")
         }
-        guard request.headers[.contentType]?.lowercased().hasPrefix("image/png") == true else {
-            throw APIError(.unsupportedMediaType, .invalidRequest, code: "unsupported_media_type", message: "the photo must be a PNG image")
-        }
+        try ScanRoutes.requireImageType(request)
         guard let scanning else {
             throw APIError(.serviceUnavailable, .api, code: "scanner_unavailable", message: "photos cannot be read here; type the card in")
         }

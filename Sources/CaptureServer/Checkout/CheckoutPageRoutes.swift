@@ -18,7 +18,7 @@ import Tokenizer
 ///   and sends the buyer on to the return URL (a refresh, with a link; a later visit shows
 ///   the link only).
 /// - `POST /pay/{id}/cancel`: ends the session; the page then sends the buyer to the cancel URL.
-/// - `POST /pay/{id}/scan`: the page's script sends a card photo (PNG) with the form's token;
+/// - `POST /pay/{id}/scan`: the page's script sends a card photo (JPEG or PNG) with the form's token;
 ///   the answer is what the scanner read, for the buyer to check in the form. Nothing is kept.
 struct CheckoutPageRoutes {
     let payments: Payments

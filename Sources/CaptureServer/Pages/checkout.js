@@ -117,7 +117,11 @@
         const answer = await fetch(form.getAttribute("action") + "/scan", {
           method: "POST",
           credentials: "same-origin",
-          headers: { "Content-Type": "image/png", "X-Capture-Form-Token": form.elements["csrf"].value },
+          // The server reads the format from the bytes; the type only says "an image".
+          headers: {
+            "Content-Type": file.type === "image/png" ? "image/png" : "image/jpeg",
+            "X-Capture-Form-Token": form.elements["csrf"].value,
+          },
           body: file,
         });
         const read = await answer.json();

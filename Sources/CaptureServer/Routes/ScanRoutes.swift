@@ -8,7 +8,7 @@ import OCRBridge
 import Synchronization
 import Tokenizer
 
-/// `POST /v1/scans`: a card photo or scan (PNG) in, what the scanner read out, the number
+/// `POST /v1/scans`: a card photo or scan (PNG or JPEG) in, what the scanner read out, the number
 /// kept sealed in the vault for `POST /v1/tokens {scan, cvc}`.
 struct ScanRoutes {
     let vault: Vault
@@ -97,10 +97,10 @@ struct ScanRoutes {
             return try await body()
         }
 
-        /// Scans PNG bytes on the pool.
+        /// Scans PNG or JPEG bytes on the pool.
         func scan(_ bytes: [UInt8]) async throws -> ScanResult {
             let scanner = scanner
-            return try await pool.runIfActive { try scanner.scan(pngData: bytes) }
+            return try await pool.runIfActive { try scanner.scan(imageData: bytes) }
         }
     }
 
@@ -131,22 +131,28 @@ struct ScanRoutes {
         }
     }
 
-    /// The media types a scan's body may have: a PNG, or bytes the decoder will judge.
-    static let acceptedTypes: Set<String> = ["image/png", "application/octet-stream"]
+    /// The media types a scan's body may have. The decoder tells PNG from JPEG by the bytes
+    /// themselves, so the type only has to say "an image"; a JPEG sent as `image/png` is read.
+    static let acceptedTypes: Set<String> = ["image/png", "image/jpeg", "application/octet-stream"]
 
-    @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
-        let merchantID = try context.merchantID()
+    /// Refuses a body whose declared type is not an image the scanner takes (415).
+    static func requireImageType(_ request: Request) throws {
         let mediaType = request.headers[.contentType]?.split(separator: ";").first.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         }
-        guard let mediaType, Self.acceptedTypes.contains(mediaType) else {
+        guard let mediaType, acceptedTypes.contains(mediaType) else {
             throw APIError(
                 .unsupportedMediaType,
                 .invalidRequest,
                 code: "unsupported_media_type",
-                message: "send the card image as the body with 'Content-Type: image/png'"
+                message: "send the card image as the body with 'Content-Type: image/jpeg' or 'image/png'"
             )
         }
+    }
+
+    @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
+        let merchantID = try context.merchantID()
+        try Self.requireImageType(request)
         guard let scanning else {
             throw APIError(
                 .serviceUnavailable,
@@ -179,7 +185,7 @@ struct ScanRoutes {
             .contentTooLarge,
             .invalidRequest,
             code: "image_too_large",
-            message: "the image is over \(limit / (1024 * 1024)) MiB; send a PNG of the card alone, about 1000 pixels wide is plenty"
+            message: "the image is over \(limit / (1024 * 1024)) MiB; send a picture of the card alone, about 1000 pixels wide is plenty"
         )
     }
 

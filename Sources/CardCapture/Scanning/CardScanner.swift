@@ -25,7 +25,7 @@ import Foundation
 public struct CardScanner: Sendable {
     public struct Configuration: Sendable {
         /// Limits on the images the scanner accepts.
-        public var limits: PNGDecoder.Limits
+        public var limits: ImageLimits
         /// Least confidence (0 to 1) for reporting a number read once.
         public var minimumConfidence: Double
         /// Least confidence for a number that two or more readings agree on.
@@ -45,7 +45,7 @@ public struct CardScanner: Sendable {
         public var timeBudget: Duration?
 
         public init(
-            limits: PNGDecoder.Limits = .init(),
+            limits: ImageLimits = .init(),
             minimumConfidence: Double = 0.70,
             minimumAgreedConfidence: Double = 0.55,
             lineHeight: Int = 36,
@@ -128,19 +128,20 @@ public struct CardScanner: Sendable {
         }
     }
 
-    /// Decodes and scans a PNG file.
+    /// Decodes and scans a PNG or JPEG file (told apart by content; a JPEG's EXIF
+    /// orientation applied).
     ///
     /// - Throws: ``OCRError`` `image_unreadable` or `image_too_large` for a bad file.
     public func scan(contentsOf path: String) throws -> ScanResult {
         let start = ContinuousClock.now
-        let bitmap = try PNGDecoder(limits: configuration.limits).decode(contentsOf: path)
+        let bitmap = try ImageDecoder(limits: configuration.limits).decode(contentsOf: path)
         return try scan(bitmap, startedAt: start)
     }
 
-    /// Decodes and scans PNG bytes.
-    public func scan(pngData bytes: [UInt8]) throws -> ScanResult {
+    /// Decodes and scans PNG or JPEG bytes.
+    public func scan(imageData bytes: [UInt8]) throws -> ScanResult {
         let start = ContinuousClock.now
-        let bitmap = try PNGDecoder(limits: configuration.limits).decode(bytes)
+        let bitmap = try ImageDecoder(limits: configuration.limits).decode(bytes)
         return try scan(bitmap, startedAt: start)
     }
 
@@ -149,12 +150,12 @@ public struct CardScanner: Sendable {
         try scan(bitmap, startedAt: ContinuousClock.now)
     }
 
-    /// Scans a PNG file and also draws what the scanner saw: the image with the card's
+    /// Scans a PNG or JPEG file and also draws what the scanner saw: the image with the card's
     /// outline, and the straightened card with every row it read and the digits it read
     /// there. For `capture-cli scan --debug-dir`; the picture shows the card in full.
     public func scanWithDebugImage(contentsOf path: String) throws -> (result: ScanResult, debug: Bitmap) {
         let start = ContinuousClock.now
-        let bitmap = try PNGDecoder(limits: configuration.limits).decode(contentsOf: path)
+        let bitmap = try ImageDecoder(limits: configuration.limits).decode(contentsOf: path)
         let (result, evidence) = try scanWithEvidence(bitmap, startedAt: start)
         return (result, DebugImage.compose(original: bitmap, evidence: evidence, result: result))
     }
