@@ -189,9 +189,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CaptureCLITests",
-            // Tokenizer for what a test signs as the server would; a PostgreSQL database of its own
-            // for the tests of a shared vault.
-            dependencies: ["capture-cli", "Tokenizer", "StoreTestSupport"],
+            // Tokenizer for what a test signs as the server would; OCRBridge for the phone photos a
+            // test writes; a PostgreSQL database of its own for the tests of a shared vault.
+            dependencies: ["capture-cli", "Tokenizer", "StoreTestSupport", "OCRBridge"],
             swiftSettings: swiftSettings
         ),
     ]

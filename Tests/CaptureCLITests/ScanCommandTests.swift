@@ -1,4 +1,5 @@
 import Foundation
+import OCRBridge
 import Testing
 
 @Suite("capture-cli scan")
@@ -41,6 +42,32 @@ struct ScanCommandTests {
         #expect((first["error"] as? [String: Any])?["code"] as? String == "image_unreadable")
         #expect((try output.json(line: 1)["error"] as? [String: Any])?["code"] as? String == "image_too_large")
         #expect(try output.json(line: 2)["status"] as? String == "found")
+    }
+
+    @Test("a phone's JPEG is read: turned by its EXIF block, whatever its name; a cut one is an error")
+    func phoneJPEG() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scan-jpeg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let upright = try ImageDecoder().decode(contentsOf: CLIRunner.fixture("t026-flat-amex.png"))
+        // Held upright, a phone stores the picture on its side and says so in EXIF (6).
+        let photo = try JPEGEncoder.encode(upright.turned(quarterTurns: 3), quality: 85, orientation: 6)
+        let files = ["IMG_0412.jpg", "named-like-a.png", "cut.jpg"].map { folder.appendingPathComponent($0).path }
+        try Data(photo).write(to: URL(fileURLWithPath: files[0]))
+        try Data(photo).write(to: URL(fileURLWithPath: files[1]))
+        try Data(photo.prefix(photo.count / 2)).write(to: URL(fileURLWithPath: files[2]))
+        let output = try CLIRunner.run(["scan", "--json"] + files)
+        #expect(output.lines.count == 3)
+        for line in 0..<2 {
+            let read = try output.json(line: line)
+            #expect(read["status"] as? String == "found", "\(files[line])")
+            #expect(read["panMasked"] as? String == "378734*****1000")
+        }
+        let cut = try output.json(line: 2)
+        #expect(cut["status"] as? String == "error")
+        #expect((cut["error"] as? [String: Any])?["code"] as? String == "image_unreadable")
+        #expect(((cut["error"] as? [String: Any])?["message"] as? String)?.contains("truncated") == true)
+        #expect(output.status == 2)
     }
 
     @Test("the table masks numbers and has a row per image")
