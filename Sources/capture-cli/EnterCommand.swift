@@ -10,13 +10,18 @@ struct EnterCommand: AsyncParsableCommand {
         discussion: """
             On a terminal the number is shown grouped as the brand prints it and masked once taken; \
             the security code is never shown. Piped input is read a line per answer (an empty line \
-            keeps a default or skips the name) and the confirmation is a line too. With --server, the \
+            keeps a default or skips the name) and the confirmation is a line too. With --image, the \
+            scanner reads a picture of the card (PNG or a phone's JPEG) first and what it read is \
+            offered at each prompt, to keep with Enter or correct. With --server, the \
             card is exchanged for a token there; without, the checked card is printed as masked JSON. \
             The prompts go to standard error when standard output is not a terminal or with --json, so only the result goes to standard output.
             Exit status: 0 with a card or a token, 1 when cancelled or the card is refused, 2 on bad \
             usage or server errors, 130 after Ctrl-C.
             """
     )
+
+    @Option(help: "A PNG or JPEG picture of the card's front: what the scanner reads is offered at the prompts.")
+    var image: String?
 
     @Option(help: "The API's base URL: exchange the card for a token there.")
     var server: String?
@@ -41,9 +46,9 @@ struct EnterCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try server.map { try APIClient(server: $0, key: key) }
-        var entry = ManualEntry()
+        var (entry, reason) = image.map(Self.entry(scanning:)) ?? (ManualEntry(), nil)
         var prompt = EntryPrompt(resultIsJSON: json)
-        let card = try prompt.card(from: &entry)
+        let card = try prompt.card(from: &entry, reason: reason)
         if let client {
             try await client.tokenize(
                 CardFields(card),
@@ -53,6 +58,22 @@ struct EnterCommand: AsyncParsableCommand {
             )
         } else {
             print(JSONLine.encode(MaskedCard(card)))
+        }
+    }
+}
+
+extension EnterCommand {
+    /// An entry whose prompts offer what the scanner read off `image`, and the line said
+    /// first: what to check, or why the card must be typed.
+    static func entry(scanning image: String) -> (ManualEntry, String) {
+        do {
+            let result = try CardScanner().scan(contentsOf: image)
+            let reason =
+                ManualEntry.reasonToAsk(after: result, expiryNeeded: true)
+                ?? "Read off \(image): check each field and press Enter to keep it"
+            return (ManualEntry(defaults: ManualEntry.defaults(from: result)), reason)
+        } catch {
+            return (ManualEntry(), "\(image) could not be scanned (\(error)); type the card in")
         }
     }
 }

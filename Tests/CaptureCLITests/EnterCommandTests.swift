@@ -1,4 +1,5 @@
 import Foundation
+import OCRBridge
 import Testing
 
 /// `capture-cli enter`, `scan --manual-fallback` and `tokenize --manual-fallback` through the
@@ -122,6 +123,31 @@ struct EnterCommandTests {
         for secret in ["4242424242424242", "4242 4242 4242 4242", "987"] {
             #expect(!output.stdout.contains(secret) && !output.stderr.contains(secret))
         }
+    }
+
+    @Test("enter --image: what the scanner reads off a phone's JPEG is offered at each prompt; an unreadable picture leaves them empty")
+    func enterWithImage() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("enter-image-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let upright = try ImageDecoder().decode(contentsOf: CLIRunner.fixture("t026-flat-amex.png"))
+        let photo = folder.appendingPathComponent("IMG_0001.jpg").path
+        try Data(try JPEGEncoder.encode(upright.turned(quarterTurns: 1), quality: 90, orientation: 8)).write(to: URL(fileURLWithPath: photo))
+        // Enter keeps the number and the expiry read; the security code and name are typed.
+        let output = try CLIRunner.run(["enter", "--json", "--image", photo], input: "\n\n1234\n\ny\n")
+        #expect(output.status == 0)
+        let card = try output.json()
+        #expect(card["number_masked"] as? String == "378734*****1000")
+        #expect(card["exp_month"] as? Int == 1 && card["exp_year"] as? Int == 2029 && card["cvc_given"] as? Bool == true)
+        #expect(output.stderr.contains("Read off \(photo)"))
+        #expect(!output.stderr.contains("378734493671000") && !output.stdout.contains("378734493671000"))
+
+        let cut = folder.appendingPathComponent("cut.jpg").path
+        try Data(try Data(contentsOf: URL(fileURLWithPath: photo)).prefix(500)).write(to: URL(fileURLWithPath: cut))
+        let typed = try CLIRunner.run(["enter", "--json", "--image", cut], input: "4242424242424242\n12/30\n123\n\ny\n")
+        #expect(typed.status == 0)
+        #expect(try typed.json()["last4"] as? String == "4242")
+        #expect(typed.stderr.contains("could not be scanned") && typed.stderr.contains("truncated"))
     }
 
     @Test("piped: input that ends early cancels with status 1 and prints no card")
