@@ -160,6 +160,7 @@ extension CardScanner {
         guard let best else { return evidence }
         evidence.uprightCard = upright?.hypothesis
         evidence.decided = best.look.decided
+        evidence.decidedByBoth = best.look.decided.map { Self.readByBoth($0, in: best.look) } ?? false
         evidence.card = best.card
         evidence.outline = best.outline
         evidence.rows = best.look.readings

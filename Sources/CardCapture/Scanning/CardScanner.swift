@@ -241,7 +241,8 @@ public struct CardScanner: Sendable {
             expiry: evidence.expiry,
             confidence: best.confidence,
             milliseconds: milliseconds,
-            holder: evidence.holder
+            holder: evidence.holder,
+            enginesAgreed: evidence.decidedByBoth
         )
         return (result, evidence)
     }
@@ -262,6 +263,8 @@ public struct CardScanner: Sendable {
         var rows: [(box: Box, text: String)] = []
         /// The number decided on a row, judged against that row's own readings.
         var decided: PANCandidate?
+        /// Whether `decided` was read by two independent readers (``ScanResult/enginesAgreed``).
+        var decidedByBoth = false
         /// The most digits Tesseract read in one reading of a number row.
         var tesseractDigits = 0
         /// The best mean confidence (0 to 100) of the card-digit model's readings of a number

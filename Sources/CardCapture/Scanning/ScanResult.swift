@@ -23,6 +23,10 @@ public struct ScanResult: Sendable {
     public var milliseconds: Double
     /// The cardholder's name, when it was read with confidence.
     public var holder: String?
+    /// Whether the number found was read by two independent readers: the learned engine and
+    /// Tesseract's card-digit model on the same row, or both networks as printed. One such
+    /// frame is as good as two frames agreeing (``FrameVote``).
+    public var enginesAgreed: Bool
 
     public init(
         status: Status,
@@ -31,7 +35,8 @@ public struct ScanResult: Sendable {
         expiry: Expiry?,
         confidence: Double,
         milliseconds: Double,
-        holder: String? = nil
+        holder: String? = nil,
+        enginesAgreed: Bool = false
     ) {
         self.status = status
         self.pan = pan
@@ -40,5 +45,6 @@ public struct ScanResult: Sendable {
         self.confidence = confidence
         self.milliseconds = milliseconds
         self.holder = holder
+        self.enginesAgreed = enginesAgreed
     }
 }

@@ -1,0 +1,84 @@
+/// A vote over several frames of one card (a camera's live view, or `capture-cli scan
+/// --frames`): one frame can misread a digit under glare or blur and still pass the check
+/// digit, so a number is taken only when the frames agree.
+///
+/// - A number is accepted when two frames read it and no other number has as many, or when
+///   one frame's number was read by both engines (``ScanResult/enginesAgreed``) at
+///   ``strongConfidence`` or more and no frame read another number.
+/// - Only numbers the scanner reports as `found` vote: an unverified reading (a check digit
+///   that fails, a specimen card's number) never does, so the vote cannot make a number up.
+/// - The expiry is accepted when two frames read the same date and no other date has as many,
+///   or from the one strong frame that accepted the number.
+///
+/// ```swift
+/// var vote = FrameVote()
+/// for frame in frames { vote.add(try scanner.scan(frame)) }
+/// if let accepted = vote.accepted { print(accepted.pan, accepted.expiry as Any) }
+/// ```
+public struct FrameVote: Sendable {
+    /// What the frames agreed on.
+    public struct Accepted: Sendable {
+        public let pan: PAN
+        /// The date, once frames agree on it (it may come a few frames after the number).
+        public let expiry: Expiry?
+        /// How many frames read this number.
+        public let votes: Int
+        /// The cardholder's name, as the frames that read the number read it.
+        public let holder: String?
+    }
+
+    /// Least confidence for one frame read by both engines to decide alone.
+    public static let strongConfidence = 0.9
+
+    /// Frames added.
+    public private(set) var frames = 0
+    /// Frames that read a number (found).
+    public private(set) var framesWithNumber = 0
+    private var numbers: [PAN: Tally] = [:]
+    private var dates: [Expiry: Int] = [:]
+    /// The date of a strong frame that read the leading number, for the one-frame rule.
+    private var strongDates: [PAN: Expiry] = [:]
+
+    private struct Tally {
+        var votes = 0
+        var strong = false
+        var holder: String?
+    }
+
+    public init() {}
+
+    /// Counts one frame's reading.
+    public mutating func add(_ result: ScanResult) {
+        frames += 1
+        if let expiry = result.expiry { dates[expiry, default: 0] += 1 }
+        guard result.status == .found, let pan = result.pan else { return }
+        framesWithNumber += 1
+        var tally = numbers[pan] ?? Tally()
+        tally.votes += 1
+        if result.enginesAgreed && result.confidence >= Self.strongConfidence {
+            tally.strong = true
+            if let expiry = result.expiry, strongDates[pan] == nil { strongDates[pan] = expiry }
+        }
+        tally.holder = tally.holder ?? result.holder
+        numbers[pan] = tally
+    }
+
+    /// The number (and date) the frames agree on, or nil while they do not.
+    public var accepted: Accepted? {
+        guard let (pan, tally) = numbers.max(by: { $0.value.votes < $1.value.votes }) else { return nil }
+        let rivals = numbers.filter { $0.key != pan }.map(\.value.votes)
+        let byTwo = tally.votes >= 2 && rivals.allSatisfy { $0 < tally.votes }
+        let byOne = tally.strong && rivals.isEmpty
+        guard byTwo || byOne else { return nil }
+        return Accepted(pan: pan, expiry: agreedDate ?? (byOne ? strongDates[pan] : nil), votes: tally.votes, holder: tally.holder)
+    }
+
+    /// A date two frames read, with no other read as often.
+    private var agreedDate: Expiry? {
+        guard let (date, votes) = dates.max(by: { $0.value < $1.value }), votes >= 2 else { return nil }
+        return dates.contains { $0.key != date && $0.value >= votes } ? nil : date
+    }
+
+    /// How many different numbers the frames read: more than one means a frame misread.
+    public var numbersSeen: Int { numbers.count }
+}

@@ -1,0 +1,85 @@
+import CardCapture
+import Testing
+
+@Suite("Voting over frames")
+struct FrameVoteTests {
+    static func frame(
+        _ number: String?,
+        status: ScanResult.Status = .found,
+        expiry: (Int, Int)? = nil,
+        confidence: Double = 0.8,
+        both: Bool = false
+    ) throws -> ScanResult {
+        ScanResult(
+            status: number == nil ? .notFound : status,
+            pan: status == .found ? try number.map { try PAN($0) } : nil,
+            expiry: try expiry.map { try Expiry(month: $0.0, year: $0.1) },
+            confidence: confidence,
+            milliseconds: 300,
+            enginesAgreed: both
+        )
+    }
+
+    @Test("two frames agreeing accept a number; one weak frame does not")
+    func twoFrames() throws {
+        var vote = FrameVote()
+        vote.add(try Self.frame("4242424242424242", expiry: (12, 2030)))
+        #expect(vote.accepted == nil)
+        vote.add(try Self.frame(nil))
+        #expect(vote.accepted == nil)
+        vote.add(try Self.frame("4242424242424242"))
+        let accepted = try #require(vote.accepted)
+        #expect(accepted.pan.revealed == "4242424242424242" && accepted.votes == 2)
+        // One frame read the date: not yet agreed.
+        #expect(accepted.expiry == nil)
+        vote.add(try Self.frame(nil, expiry: (12, 2030)))
+        #expect(vote.accepted?.expiry == (try Expiry(month: 12, year: 2030)))
+        #expect(vote.frames == 4 && vote.framesWithNumber == 2)
+    }
+
+    @Test("one frame both engines read surely decides alone, with its date, unless another number was seen")
+    func strongFrame() throws {
+        var vote = FrameVote()
+        vote.add(try Self.frame("5555555555554444", expiry: (1, 2029), confidence: 0.95, both: true))
+        #expect(vote.accepted?.pan.last4 == "4444")
+        #expect(vote.accepted?.expiry == (try Expiry(month: 1, year: 2029)))
+        var contested = FrameVote()
+        contested.add(try Self.frame("4111111111111111"))
+        contested.add(try Self.frame("5555555555554444", confidence: 0.95, both: true))
+        #expect(contested.accepted == nil)
+        // Not sure enough, or one engine alone: no.
+        var weak = FrameVote()
+        weak.add(try Self.frame("5555555555554444", confidence: 0.85, both: true))
+        weak.add(try Self.frame(nil))
+        #expect(weak.accepted == nil)
+    }
+
+    @Test("a misread frame is outvoted; a tie accepts nothing; unverified readings never vote")
+    func misreads() throws {
+        var vote = FrameVote()
+        vote.add(try Self.frame("4242424242424242"))
+        vote.add(try Self.frame("4111111111111111"))
+        #expect(vote.accepted == nil)
+        vote.add(try Self.frame("4111111111111111"))
+        #expect(vote.accepted?.pan.last4 == "1111")
+        #expect(vote.numbersSeen == 2)
+        var tie = FrameVote()
+        for number in ["4242424242424242", "4111111111111111", "4242424242424242", "4111111111111111"] {
+            tie.add(try Self.frame(number))
+        }
+        #expect(tie.accepted == nil)
+        var unverified = FrameVote()
+        for _ in 0..<5 { unverified.add(try Self.frame("4242424242424242", status: .unverified, confidence: 0.99, both: true)) }
+        #expect(unverified.accepted == nil && unverified.framesWithNumber == 0)
+    }
+
+    @Test("dates in dispute are not accepted")
+    func dates() throws {
+        var vote = FrameVote()
+        vote.add(try Self.frame("4242424242424242", expiry: (12, 2030)))
+        vote.add(try Self.frame("4242424242424242", expiry: (12, 2038)))
+        #expect(vote.accepted != nil && vote.accepted?.expiry == nil)
+        vote.add(try Self.frame(nil, expiry: (12, 2030)))
+        #expect(vote.accepted?.expiry == (try Expiry(month: 12, year: 2030)))
+    }
+}
