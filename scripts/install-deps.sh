@@ -2,8 +2,9 @@
 # Installs the Debian packages the build and the tests need, skipping what is already there.
 # Run as root (as CI does) or with sudo available. `install-deps.sh test` adds what only the
 # tests need: headless Chromium and its driver for the checkout page's browser test, a font for
-# its screenshots, and Selenium from PyPI to drive it. `install-deps.sh test-only` installs
-# those alone (scripts/test.sh runs it beside the build, after `install-deps.sh`).
+# its screenshots, ffmpeg for `scan --frames` on a video, and Selenium from PyPI to drive it.
+# `install-deps.sh test-only` installs those alone (scripts/test.sh runs it beside the build,
+# after `install-deps.sh`).
 set -euo pipefail
 
 packages=(
@@ -23,7 +24,7 @@ packages=(
     python3-venv
 )
 mode=${1:-}
-test_packages=(chromium chromium-driver fonts-dejavu-core)
+test_packages=(chromium chromium-driver fonts-dejavu-core ffmpeg)
 if [ "$mode" = "test" ]; then
     packages+=("${test_packages[@]}")
 elif [ "$mode" = "test-only" ]; then

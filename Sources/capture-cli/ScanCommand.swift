@@ -42,13 +42,18 @@ struct ScanCommand: AsyncParsableCommand {
             and it is offered, masked, for a person to correct. With --manual-fallback, an image whose \
             number could not be read, or not surely, opens the manual-entry prompt (on standard error) \
             with what the scan did read as defaults (unverified digits typed in, to correct); Ctrl-D \
-            keeps the scan's result, Ctrl-C stops.
+            keeps the scan's result, Ctrl-C stops. With --frames, the pictures are frames of one card \
+            (or one video file, cut into frames by ffmpeg) read together: a number is taken when two \
+            frames agree, or one frame both engines read surely, and one line says how many agreed.
             Exit status: 0 when every image gave a number, 1 when some did not, 2 on an error or bad usage.
             """
     )
 
     @Argument(help: "The PNG or JPEG pictures to scan (a phone's EXIF turn is applied).")
     var images: [String]
+
+    @Flag(help: "The pictures are frames of one card (or one video file): read them together and vote.")
+    var frames = false
 
     @Flag(help: "Print one JSON object per image instead of a table.")
     var json = false
@@ -97,9 +102,13 @@ struct ScanCommand: AsyncParsableCommand {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let timeBudget, timeBudget < 0 { throw ValidationError("--time-budget is milliseconds, 0 or more, for example 400") }
         if !(0...1).contains(sureConfidence) { throw ValidationError("--sure-confidence must be between 0 and 1, for example 0.9") }
+        if frames && (manualFallback || debugDirectory != nil) {
+            throw ValidationError("--frames reads the pictures together: --manual-fallback and --debug-dir are for single pictures")
+        }
     }
 
     func run() async throws {
+        if frames { return try await runFrames() }
         let workers = min(jobs ?? Terminal.coreCount, images.count)
         let scanner = try engine.makeScanner(workers: workers, timeBudget: timeBudget.map { .milliseconds($0) })
         if let debugDirectory {

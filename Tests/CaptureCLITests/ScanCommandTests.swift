@@ -70,6 +70,60 @@ struct ScanCommandTests {
         #expect(output.status == 2)
     }
 
+    @Test("--frames: frames of one card are read together and say how many agreed; a back's frames give no number")
+    func frames() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scan-frames-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        /// Frames as a camera would give them: the card a little nearer or further, at JPEG qualities.
+        func frames(of fixture: String, named name: String) throws -> [String] {
+            let upright = try ImageDecoder().decode(contentsOf: CLIRunner.fixture(fixture))
+            return try [(1.0, 90), (0.8, 70), (0.9, 80)].enumerated().map { index, way in
+                let picture = upright.scaled(toWidth: Int(Double(upright.width) * way.0), height: Int(Double(upright.height) * way.0))
+                let path = folder.appendingPathComponent("\(name)-\(index).jpg").path
+                try Data(try JPEGEncoder.encode(picture, quality: way.1)).write(to: URL(fileURLWithPath: path))
+                return path
+            }
+        }
+        let card = try CLIRunner.run(["scan", "--frames", "--json"] + frames(of: "t026-flat-amex.png", named: "amex"))
+        #expect(card.status == 0)
+        let read = try card.json()
+        #expect(read["status"] as? String == "found" && read["panMasked"] as? String == "378734*****1000")
+        #expect(read["frames"] as? Int == 3 && (read["agreed"] as? Int ?? 0) >= 1 && read["numbersSeen"] as? Int == 1)
+        #expect((read["acceptedAfter"] as? Int ?? 9) <= 2)
+        #expect(!card.stdout.contains("378734493671000"))
+        let back = try CLIRunner.run(["scan", "--frames"] + frames(of: "t109-back.png", named: "back"))
+        #expect(back.status == 1)
+        #expect(back.stdout.hasPrefix("no number: 0 of 3 frames read one"))
+    }
+
+    @Test("--frames on a video: ffmpeg cuts it into frames; a file that is neither is a clear error")
+    func video() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scan-video-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clip = folder.appendingPathComponent("card.mp4").path
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // Two seconds of the still card, as a phone's video would hold it.
+        ffmpeg.arguments = [
+            "ffmpeg", "-v", "error", "-nostdin", "-loop", "1", "-i", CLIRunner.fixture("t026-flat-amex.png"), "-t", "2", "-r", "10",
+            "-pix_fmt", "yuv420p", "-vf", "scale=1000:-2", clip,
+        ]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        #expect(ffmpeg.terminationStatus == 0)
+        let output = try CLIRunner.run(["scan", "--frames", "--json", clip])
+        #expect(output.status == 0)
+        let read = try output.json()
+        #expect(read["panMasked"] as? String == "378734*****1000" && read["frames"] as? Int == 8)
+        let text = folder.appendingPathComponent("notes.txt").path
+        try Data("not a card".utf8).write(to: URL(fileURLWithPath: text))
+        let refused = try CLIRunner.run(["scan", "--frames", text])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("neither a PNG or JPEG picture nor a video"))
+    }
+
     @Test("the table masks numbers and has a row per image")
     func table() throws {
         let output = try CLIRunner.run(["scan", CLIRunner.fixture("t026-flat-amex.png"), CLIRunner.fixture("t117-other.png")])
