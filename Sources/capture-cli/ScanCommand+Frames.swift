@@ -53,11 +53,10 @@ extension ScanCommand {
     /// The frames to read: the pictures given, or the frames ffmpeg cuts from one video file
     /// (four a second, 1000 pixels wide, as the hosted page sends them).
     func framePaths(cuttingVideosInto folder: URL) throws -> [String] {
-        guard images.count == 1, let head = FileHandle(forReadingAtPath: images[0]).map({ handle in
-            defer { try? handle.close() }
-            return [UInt8](handle.readData(ofLength: 16))
-        }), ImageDecoder.Format(sniffing: head) == nil, !head.isEmpty
-        else { return images }
+        guard images.count == 1, let handle = FileHandle(forReadingAtPath: images[0]) else { return images }
+        let head = [UInt8](handle.readData(ofLength: 16))
+        try? handle.close()
+        guard !head.isEmpty, ImageDecoder.Format(sniffing: head) == nil else { return images }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let ffmpeg = Process()
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -73,7 +72,8 @@ extension ScanCommand {
             throw ExitCode(2)
         }
         ffmpeg.waitUntilExit()
-        let frames = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted().map { folder.appendingPathComponent($0).path }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        let frames = names.sorted().map { folder.appendingPathComponent($0).path }
         guard ffmpeg.terminationStatus == 0, !frames.isEmpty else {
             Terminal.writeError(
                 "capture-cli: \(images[0]) is neither a PNG or JPEG picture nor a video ffmpeg can read (exit \(ffmpeg.terminationStatus))"
