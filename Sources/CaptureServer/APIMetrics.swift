@@ -37,12 +37,16 @@ public final class APIMetrics: Sendable {
                 .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
                 .seconds(10),
             ],
+            Self.cameraAcceptDuration: [
+                .seconds(1), .seconds(2), .seconds(3), .seconds(5), .seconds(10), .seconds(20), .seconds(30), .seconds(60), .seconds(120),
+            ],
         ]
         self.factory = factory
     }
 
     static let requestDuration = "http_request_duration_seconds"
     static let scanDuration = "scan_duration_seconds"
+    static let cameraAcceptDuration = "camera_accept_duration_seconds"
 
     /// One answered request: `route` is the matched template (`NotFound` for no route).
     func request(method: String, route: String, status: Int, duration: Duration) {
@@ -54,6 +58,18 @@ public final class APIMetrics: Sendable {
     func scan(outcome: String, duration: Duration) {
         counter("scans_total", [("outcome", outcome)]).increment()
         timer(Self.scanDuration, []).recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// One frame from a hosted page's camera read: `found`, `unverified`, `not_found`, or the
+    /// error code that stopped it. Frames are counted, never kept.
+    func cameraFrame(outcome: String) {
+        counter("camera_frames_total", [("outcome", outcome)]).increment()
+    }
+
+    /// A card accepted from a page's camera, `after` its first frame.
+    func cameraAccepted(after duration: Duration) {
+        counter("camera_scans_accepted_total", []).increment()
+        timer(Self.cameraAcceptDuration, []).recordNanoseconds(duration.nanoseconds)
     }
 
     /// One token made, from a card's number or from a scan.

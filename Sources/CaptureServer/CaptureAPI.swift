@@ -105,7 +105,8 @@ public struct CaptureAPI: Sendable {
             scanning: scanning,
             secureCookies: overHTTPS,
             limiter: tokenLimiter,
-            trustedProxies: trustedProxies
+            trustedProxies: trustedProxies,
+            metrics: metrics
         )
         .add(to: router)
         return router

@@ -192,6 +192,7 @@ extension CheckoutPageRoutes {
     }
 
     static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
+    static let permissionsPolicy = HTTPField.Name("Permissions-Policy")!
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
     static let paymentRequired = HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required")
 
@@ -201,6 +202,9 @@ extension CheckoutPageRoutes {
         headers[Self.xFrameOptions] = "DENY"
         headers[Self.referrerPolicy] = "no-referrer"
         headers[.xContentTypeOptions] = "nosniff"
+        // The camera for the page itself (its "Scan card"), never for anything it could embed;
+        // the rest of what a page could ask for, for nobody.
+        headers[Self.permissionsPolicy] = "camera=(self), microphone=(), geolocation=(), payment=(), usb=()"
         return headers
     }()
 

@@ -20,6 +20,9 @@ import Tokenizer
 /// - `POST /pay/{id}/cancel`: ends the session; the page then sends the buyer to the cancel URL.
 /// - `POST /pay/{id}/scan`: the page's script sends a card photo (JPEG or PNG) with the form's token;
 ///   the answer is what the scanner read, for the buyer to check in the form. Nothing is kept.
+/// - `POST /pay/{id}/frames`: the page's camera, a frame at a time, until frames agree on the
+///   card (``frame(_:context:)``); the form then pays with `scan`, a reference bound to the
+///   session, instead of a typed number.
 struct CheckoutPageRoutes {
     let payments: Payments
     /// The server's scanner, shared with `/v1/scans` (and its limit); nil without one.
@@ -33,7 +36,11 @@ struct CheckoutPageRoutes {
     let limiter: RateLimiter?
     /// Whose `X-Forwarded-For` names the client the limits count by.
     let trustedProxies: TrustedProxies
+    /// Counts the camera's frames and the cards it accepted.
+    let metrics: APIMetrics
     let pages = CheckoutPages.shared
+    /// The camera readings in progress, by session.
+    let camera = CameraScans()
 
     /// The cookie that ties a form's anti-forgery token to one browser.
     static let nonceCookie = "capture_pay"
@@ -47,6 +54,7 @@ struct CheckoutPageRoutes {
         router.post("pay/:id", use: pay)
         router.post("pay/:id/cancel", use: cancel)
         router.post("pay/:id/scan", use: scan)
+        router.post("pay/:id/frames", use: frame)
     }
 
     /// What the form posts. Every field is optional here: a missing one is refused by the
@@ -57,6 +65,9 @@ struct CheckoutPageRoutes {
         var cvc: String?
         var name: String?
         var csrf: String?
+        /// A scan the page's camera made for this session (``Payments/pageScanReference(sessionID:scanID:)``),
+        /// in place of `number`.
+        var scan: String?
     }
 
     @Sendable func show(_ request: Request, context: APIContext) async -> Response {
@@ -101,7 +112,21 @@ struct CheckoutPageRoutes {
                 // a page a forged post asked for; only the name is kept.
                 return again(.forbidden, CheckoutPages.Form(name: form.name), Self.staleForm)
             }
-            guard let card = check(submission, session: session, into: &form) else {
+            var checked = submission
+            if let reference = submission.scan, !reference.isEmpty {
+                // The camera's card: its number from the vault, never from the page.
+                guard let scanID = payments.pageScanID(reference, sessionID: id),
+                    let scanned = try? await payments.vault.scannedCard(for: session.merchantID, scan: scanID)
+                else {
+                    form.numberError = "the camera's reading has expired; scan the card again or type its number"
+                    return again(.unprocessableContent, form, nil)
+                }
+                checked.number = scanned.number
+                checked.name = (submission.name ?? "").isEmpty ? scanned.holder : submission.name
+            }
+            guard let card = check(checked, session: session, into: &form) else {
+                // The camera's number is not written into the page: the buyer scans again or types it.
+                if submission.scan != nil { form.number = "" }
                 return again(.unprocessableContent, form, nil)
             }
             switch try await payments.payCheckoutSession(id, card: card) {

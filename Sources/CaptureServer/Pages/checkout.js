@@ -150,6 +150,136 @@
     });
   }
 
+  // The camera: a live view with the card's outline; a frame (JPEG, 1000 pixels wide) goes to
+  // the server when the last one is answered, with the form's token. The server votes over
+  // the frames and, once two agree, answers the brand, the last four digits and the expiry,
+  // and a reference the form pays with: the number never comes to the page.
+  const cameraRow = document.getElementById("camera-row");
+  const media = navigator.mediaDevices;
+  if (cameraRow && window.fetch && window.isSecureContext && media && media.getUserMedia) {
+    const start = document.getElementById("camera-start");
+    const view = document.getElementById("camera-view");
+    const video = document.getElementById("camera-video");
+    const status = document.getElementById("camera-status");
+    const typeInstead = document.getElementById("camera-type");
+    const scanned = document.getElementById("scanned");
+    const scanInput = document.getElementById("scan");
+    const numberField = document.getElementById("number-field");
+    const canvas = document.createElement("canvas");
+    let stream = null;
+    let hint = null;
+    cameraRow.hidden = false;
+
+    function stop() {
+      if (stream) stream.getTracks().forEach((track) => track.stop());
+      stream = null;
+      clearTimeout(hint);
+      view.hidden = true;
+      typeInstead.hidden = true;
+      start.hidden = false;
+    }
+
+    function typeCard() {
+      stop();
+      scanInput.value = "";
+      scanned.hidden = true;
+      numberField.hidden = false;
+      number.required = true;
+      status.textContent = "";
+      number.focus();
+    }
+
+    function accepted(card) {
+      stop();
+      cameraRow.hidden = true;
+      scanInput.value = card.scan;
+      number.value = "";
+      number.required = false;
+      numberField.hidden = true;
+      document.getElementById("scanned-card").textContent =
+        card.brand_name + " " + card.masked + (card.expiry ? ", expires " + card.expiry : "") + " (read by the camera)";
+      scanned.hidden = false;
+      if (card.expiry) {
+        expiry.value = card.expiry;
+        clearError(expiry);
+      }
+      cvc.maxLength = card.cvc_length;
+      cvc.placeholder = "\u2022".repeat(card.cvc_length);
+      cvcLabel.textContent = card.cvc_label;
+      (card.expiry ? cvc : expiry).focus();
+    }
+
+    async function send() {
+      if (!stream) return;
+      if (video.readyState < 2 || video.videoWidth === 0) {
+        setTimeout(send, 100);
+        return;
+      }
+      const width = Math.min(1000, video.videoWidth);
+      canvas.width = width;
+      canvas.height = Math.round((video.videoHeight * width) / video.videoWidth);
+      canvas.getContext("2d").drawImage(video, 0, 0, canvas.width, canvas.height);
+      const frame = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.85));
+      if (!stream || !frame) return;
+      let read = null;
+      let answer = null;
+      try {
+        answer = await fetch(form.getAttribute("action") + "/frames", {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "Content-Type": "image/jpeg", "X-Capture-Form-Token": form.elements["csrf"].value },
+          body: frame,
+        });
+        read = await answer.json();
+      } catch (error) {
+        read = null;
+      }
+      if (!stream) return;
+      if (answer && answer.ok && read.status === "accepted") {
+        accepted(read.card);
+        return;
+      }
+      if (answer && answer.ok) {
+        status.textContent = read.message;
+        setTimeout(send, 250);
+      } else if (answer && answer.status === 429) {
+        setTimeout(send, 1000);
+      } else {
+        stop();
+        status.textContent = (read && read.error && read.error.message) || "The camera's frames could not be sent; type the card in.";
+      }
+    }
+
+    start.addEventListener("click", async function () {
+      status.textContent = "Starting the camera\u2026";
+      try {
+        stream = await media.getUserMedia({
+          audio: false,
+          video: { facingMode: { ideal: "environment" }, width: { ideal: 1920 }, height: { ideal: 1080 } },
+        });
+      } catch (error) {
+        stream = null;
+        status.textContent = "The camera is not available here; type the card in.";
+        return;
+      }
+      video.srcObject = stream;
+      await video.play().catch(() => {});
+      view.hidden = false;
+      typeInstead.hidden = false;
+      start.hidden = true;
+      status.textContent = "Hold the card inside the frame, flat and in good light.";
+      hint = setTimeout(function () {
+        if (stream) status.textContent = "No card has been read in 20 seconds. Hold it still and closer, or type it instead.";
+      }, 20000);
+      send();
+    });
+    typeInstead.addEventListener("click", typeCard);
+    document.getElementById("scanned-type").addEventListener("click", function () {
+      cameraRow.hidden = false;
+      typeCard();
+    });
+  }
+
   const payLabel = pay.textContent;
   form.addEventListener("submit", function () {
     pay.disabled = true;

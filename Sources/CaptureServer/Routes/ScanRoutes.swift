@@ -45,12 +45,17 @@ struct ScanRoutes {
         /// Photos a minute from one session's page, and from one client address (a third of
         /// it at once).
         static let pagePhotosPerMinute = 12
+        /// Camera frames a minute from one session's page (five a second at most, in bursts of
+        /// five): the page sends one when the last is answered, a few a second.
+        static let cameraFramesPerMinute = 300
+        private let frameLimiter: RateLimiter
 
         init(scanner: CardScanner, limit: Int, pool: NIOThreadPool = .singleton, pageClock: (@Sendable () -> Duration)? = nil) {
             self.scanner = scanner
             self.pool = pool
             self.limit = limit
             self.pageLimiter = RateLimiter(perMinute: Self.pagePhotosPerMinute, clock: pageClock)
+            self.frameLimiter = RateLimiter(perMinute: Self.cameraFramesPerMinute, burst: 5, clock: pageClock)
         }
 
         /// Runs `body` for a hosted page's photo: within the rate and the places of
@@ -64,6 +69,21 @@ struct ScanRoutes {
                     retryAfter: wait
                 )
             }
+            return try await holdingPageShare(keys: keys, body)
+        }
+
+        /// Runs `body` for a frame of a hosted page's camera: one at a time per session, at
+        /// most ``cameraFramesPerMinute`` a minute, within the pages' share.
+        func holdingFramePlace<T>(session: String, _ body: () async throws -> T) async throws -> T {
+            let key = "camera " + session
+            if let wait = frameLimiter.take(key) {
+                throw APIError.rateLimited("the camera sends frames faster than they are read; wait \(wait) s", retryAfter: wait)
+            }
+            return try await holdingPageShare(keys: [key], body)
+        }
+
+        /// `body` holding one of the pages' places and none of `keys` held by another request.
+        private func holdingPageShare<T>(keys: [String], _ body: () async throws -> T) async throws -> T {
             let claimed = pageHolders.withLock { state in
                 guard state.held < pageShare, !keys.contains(where: state.keys.contains) else { return false }
                 state.held += 1
@@ -72,7 +92,7 @@ struct ScanRoutes {
             }
             guard claimed else {
                 throw APIError.rateLimited(
-                    "a photo from this page or network is being read already, or the scanner is busy; retry in a second",
+                    "a picture from this page or network is being read already, or the scanner is busy; retry in a second",
                     retryAfter: 1
                 )
             }
@@ -95,6 +115,12 @@ struct ScanRoutes {
                 throw APIError.rateLimited("the scanner is busy with \(limit) images; retry in a second", retryAfter: 1)
             }
             return try await body()
+        }
+
+        /// Decodes a frame within `limits` and scans it, on the pool.
+        func scanFrame(_ bytes: [UInt8], limits: ImageLimits) async throws -> ScanResult {
+            let scanner = scanner
+            return try await pool.runIfActive { try scanner.scan(ImageDecoder(limits: limits).decode(bytes)) }
         }
 
         /// Scans PNG or JPEG bytes on the pool.

@@ -121,6 +121,17 @@ public struct KeyRing: Sendable {
         pageCodeIsValid(code, for: "form \(sessionID):\(nonce):\(issued)")
     }
 
+    /// The code that binds a scan the hosted page's camera made to the session it was made
+    /// for (HMAC-SHA256, hex): the form may then pay with the scan instead of a typed number.
+    func pageScanCode(sessionID: String, scanID: String) -> String {
+        pageCode("scan \(sessionID):\(scanID)")
+    }
+
+    /// Whether `code` is ``pageScanCode(sessionID:scanID:)``'s, compared in constant time.
+    func pageScanCodeIsValid(_ code: String, sessionID: String, scanID: String) -> Bool {
+        pageCodeIsValid(code, for: "scan \(sessionID):\(scanID)")
+    }
+
     /// The tag that shows a page cookie's nonce was issued by this vault (HMAC-SHA256, hex):
     /// a value a client chose is not taken.
     func pageCookieTag(nonce: String) -> String {

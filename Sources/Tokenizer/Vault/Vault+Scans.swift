@@ -52,14 +52,8 @@ extension Vault {
         amount: Int? = nil,
         currency: String? = nil
     ) async throws -> Token {
-        guard let scan = try await storing("read the scan", { try await store.scan(id: scanID, merchantID: merchantID) }) else {
-            throw Self.scanRefusal(.notFound, scanID)
-        }
+        let (scan, read) = try await openScan(scanID, merchantID: merchantID)
         let now = configuration.now()
-        if scan.usedAt != nil { throw Self.scanRefusal(.alreadyUsed, scanID) }
-        if scan.expiresAt <= now { throw Self.scanRefusal(.expired, scanID) }
-        guard let sealed = scan.sealedCard, scan.keyID == keys.keyID else { throw Self.scanRefusal(.withoutNumber, scanID) }
-        let read = try Self.decode(try keys.open(sealed, for: .card, context: scan.id))
         let expiryGiven = expiry ?? scan.expMonth.flatMap { month in scan.expYear.map { (month, $0) } }
         guard let (month, year) = expiryGiven else {
             throw VaultError(
@@ -73,6 +67,29 @@ extension Vault {
         let use = try await storing("save the token") { try await store.insertToken(record, usingScan: scanID, at: now) }
         guard use == .tokenized else { throw Self.scanRefusal(use, scanID) }
         return Token(record)
+    }
+
+    /// A scan that can still be used, and its card opened.
+    ///
+    /// - Throws: ``VaultError`` `scanNotFound`, `scanAlreadyUsed`, `scanExpired` or `scanWithoutNumber`.
+    private func openScan(_ scanID: String, merchantID: String) async throws -> (ScanRecord, SealedCard) {
+        guard let scan = try await storing("read the scan", { try await store.scan(id: scanID, merchantID: merchantID) }) else {
+            throw Self.scanRefusal(.notFound, scanID)
+        }
+        if scan.usedAt != nil { throw Self.scanRefusal(.alreadyUsed, scanID) }
+        if scan.expiresAt <= configuration.now() { throw Self.scanRefusal(.expired, scanID) }
+        guard let sealed = scan.sealedCard, scan.keyID == keys.keyID else { throw Self.scanRefusal(.withoutNumber, scanID) }
+        return (scan, try Self.decode(try keys.open(sealed, for: .card, context: scan.id)))
+    }
+
+    /// The number and holder's name a scan read, for the hosted page to pay with, within the
+    /// scan's life (a token's). The scan is not spent: the session it is bound to limits the
+    /// attempts, and its card data goes when the scan expires.
+    ///
+    /// - Throws: ``VaultError`` `scanNotFound`, `scanAlreadyUsed`, `scanExpired` or `scanWithoutNumber`.
+    public func scannedCard(for merchantID: String, scan scanID: String) async throws -> (number: String, holder: String?) {
+        let (_, card) = try await openScan(scanID, merchantID: merchantID)
+        return (card.number, card.holder)
     }
 
     static func scanRefusal(_ use: ScanUse, _ id: String) -> VaultError {

@@ -1,0 +1,142 @@
+import CardCapture
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import OCRBridge
+import Tokenizer
+
+/// The hosted page's live camera: `POST /pay/{id}/frames`, one frame (JPEG, about 1000 pixels
+/// wide) at a time with the form's token. The server reads each frame and votes
+/// (``CameraScans``); once frames agree, the card is recorded in the vault as a scan bound to
+/// the session, and the page gets what a buyer checks (brand, last four digits, expiry) and a
+/// reference the form pays with. The number never goes to the page.
+extension CheckoutPageRoutes {
+    /// What the page is told after a frame.
+    struct FrameAnswer: Encodable {
+        /// `reading` or `accepted`.
+        let status: String
+        let frames: Int
+        /// Whether this frame read a number (the frames must still agree on it).
+        let numberRead: Bool
+        let card: CameraCard?
+        let message: String
+
+        enum CodingKeys: String, CodingKey {
+            case status, frames, card, message
+            case numberRead = "number_read"
+        }
+    }
+
+    /// The accepted card as the page shows it; `scan` is what the form sends to pay with it.
+    struct CameraCard: Encodable {
+        let brand: String
+        let brandName: String
+        let last4: String
+        let masked: String
+        let expiry: String?
+        let cvcLabel: String
+        let cvcLength: Int
+        let scan: String
+
+        init(_ accepted: CameraScans.Accepted) {
+            brand = accepted.brand.id
+            brandName = accepted.brand.displayName
+            last4 = accepted.last4
+            masked = "•••• " + accepted.last4
+            expiry = accepted.expiry.map { String(format: "%02d/%02d", $0.month, $0.year % 100) }
+            cvcLabel = "\(accepted.brand.cvcName) (\(accepted.brand.cvcLength) digits)"
+            cvcLength = accepted.brand.cvcLength
+            scan = accepted.reference
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case brand, last4, masked, expiry, scan
+            case brandName = "brand_name"
+            case cvcLabel = "cvc_label"
+            case cvcLength = "cvc_length"
+        }
+    }
+
+    @Sendable func frame(_ request: Request, context: APIContext) async throws -> Response {
+        let id = context.parameters.get("id") ?? ""
+        let page = try await APIError.mapping { try await payments.checkoutPage(id) }
+        let session = page.session
+        guard session.status == CheckoutSessionRecord.open else {
+            throw APIError(.conflict, .invalidRequest, code: "checkout_session_not_open", message: "this payment is \(session.status)")
+        }
+        guard formTokenIsValid(request.headers[Self.formTokenHeader], sessionID: id, request: request) else {
+            throw APIError(.forbidden, .invalidRequest, code: "invalid_form_token", message: "reload the page and scan the card again")
+        }
+        try ScanRoutes.requireImageType(request)
+        guard let scanning else {
+            throw APIError(.serviceUnavailable, .api, code: "scanner_unavailable", message: "the camera cannot be read here; type the card in")
+        }
+        switch camera.admit(id) {
+        case .success(let accepted?):
+            return try answer(FrameAnswer(status: "accepted", frames: accepted.frames, numberRead: true, card: CameraCard(accepted), message: Self.acceptedMessage))
+        case .failure(.over(let frames)):
+            throw APIError(
+                .conflict,
+                .invalidRequest,
+                code: "camera_scan_over",
+                message: "no card could be read in \(frames) frames; type the card in"
+            )
+        case .failure(.busy):
+            throw APIError.rateLimited("a frame of this page is being read already; send the next when it is answered", retryAfter: 1)
+        case .success(nil):
+            break
+        }
+        let limit = camera.limits.frameBytes
+        let result: ScanResult?
+        do {
+            result = try await scanning.holdingFramePlace(session: id) {
+                let tooLarge = APIError(.contentTooLarge, .invalidRequest, code: "image_too_large", message: "a frame is at most \(limit / 1024) KiB; send about 1000 pixels wide")
+                let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: tooLarge).readableBytesView)
+                do {
+                    let read = try await scanning.scanFrame(bytes, limits: camera.limits.frame)
+                    metrics.cameraFrame(outcome: read.status.rawValue)
+                    return read
+                } catch let error as OCRError {
+                    metrics.cameraFrame(outcome: error.code.rawValue)
+                    // A frame the camera spoiled is no reading, not an error: the next one counts.
+                    guard error.code == .imageUnreadable else { throw ScanRoutes.apiError(error) }
+                    return nil
+                }
+            }
+        } catch {
+            camera.release(id)
+            throw error
+        }
+        switch camera.record(id, result) {
+        case .reading(let frames, let numberRead):
+            let message = numberRead ? "Got it, hold still\u{2026}" : "Hold the card inside the frame, flat and in good light."
+            return try answer(FrameAnswer(status: "reading", frames: frames, numberRead: numberRead, card: nil, message: message))
+        case .agreed(let agreed, let frames, let after):
+            let scan = try await APIError.mapping {
+                try await payments.vault.recordScan(
+                    for: session.merchantID,
+                    result: ScanResult(status: .found, pan: agreed.pan, expiry: agreed.expiry, confidence: 1, milliseconds: 0, holder: agreed.holder)
+                )
+            }
+            let accepted = CameraScans.Accepted(
+                reference: payments.pageScanReference(sessionID: id, scanID: scan.id),
+                brand: agreed.pan.brand,
+                last4: agreed.pan.last4,
+                expiry: agreed.expiry,
+                frames: frames
+            )
+            camera.accept(id, accepted)
+            metrics.cameraAccepted(after: after)
+            return try answer(FrameAnswer(status: "accepted", frames: frames, numberRead: true, card: CameraCard(accepted), message: Self.acceptedMessage))
+        }
+    }
+
+    static let acceptedMessage = "Check the card read by the camera, then add the security code."
+
+    private func answer(_ body: FrameAnswer) throws -> Response {
+        var headers = Self.securityHeaders
+        headers[.contentType] = "application/json"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try APIJSON.encoder.encode(body))))
+    }
+}
