@@ -74,7 +74,9 @@ extension CheckoutPageRoutes {
         }
         switch camera.admit(id) {
         case .success(let accepted?):
-            return try answer(FrameAnswer(status: "accepted", frames: accepted.frames, numberRead: true, card: CameraCard(accepted), message: Self.acceptedMessage))
+            return try answer(
+                FrameAnswer(status: "accepted", frames: accepted.frames, numberRead: true, card: CameraCard(accepted), message: Self.acceptedMessage)
+            )
         case .failure(.over(let frames)):
             throw APIError(
                 .conflict,
@@ -91,7 +93,12 @@ extension CheckoutPageRoutes {
         let result: ScanResult?
         do {
             result = try await scanning.holdingFramePlace(session: id) {
-                let tooLarge = APIError(.contentTooLarge, .invalidRequest, code: "image_too_large", message: "a frame is at most \(limit / 1024) KiB; send about 1000 pixels wide")
+                let tooLarge = APIError(
+                    .contentTooLarge,
+                    .invalidRequest,
+                    code: "image_too_large",
+                    message: "a frame is at most \(limit / 1024) KiB; send about 1000 pixels wide"
+                )
                 let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: tooLarge).readableBytesView)
                 do {
                     let read = try await scanning.scanFrame(bytes, limits: camera.limits.frame)
@@ -128,7 +135,9 @@ extension CheckoutPageRoutes {
             )
             camera.accept(id, accepted)
             metrics.cameraAccepted(after: after)
-            return try answer(FrameAnswer(status: "accepted", frames: frames, numberRead: true, card: CameraCard(accepted), message: Self.acceptedMessage))
+            return try answer(
+                FrameAnswer(status: "accepted", frames: frames, numberRead: true, card: CameraCard(accepted), message: Self.acceptedMessage)
+            )
         }
     }
 

@@ -1,0 +1,176 @@
+import CardCapture
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import OCRBridge
+import StoreTestSupport
+import Testing
+import Tokenizer
+
+@testable import CaptureServer
+
+/// The hosted page's camera: frames in, a vote per session, the card bound to the session and
+/// paid with without its number ever reaching the page.
+@Suite("Hosted page camera")
+struct CameraTests {
+    /// Frames of a card as a phone's camera gives them: the card a little nearer or further,
+    /// at JPEG qualities a browser's canvas uses.
+    static func frames(of file: String) throws -> [[UInt8]] {
+        let upright = try ImageDecoder().decode(try ScanAPITests.bytes("Fixtures/cards/\(file)"))
+        return try [(1.0, 85), (0.9, 80), (0.95, 90), (0.85, 75), (1.0, 70)].map { scale, quality in
+            let width = Int(Double(upright.width) * scale)
+            let height = Int(Double(upright.height) * scale)
+            return try JPEGEncoder.encode(upright.scaled(toWidth: width, height: height), quality: quality)
+        }
+    }
+
+    @Test("frames of a card are voted on, the page gets brand, last four and expiry, and the form pays with the scan", arguments: StoreKind.allCases)
+    func cameraPays(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
+        let card = try ScanAPITests.manifest("t012-flat-visa.png")
+        let pan = try #require(card.pan)
+        let frames = try Self.frames(of: card.file)
+        try await fixture.application(scanner: ScanAPITests.scanner.get()).test(.router) { client in
+            let id = try await client.openSession(fixture, CheckoutPageTests.sessionBody)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            #expect(page.html.contains("id=\"camera-start\"") && page.html.contains("name=\"scan\""))
+            #expect(page.headers[HTTPField.Name("Permissions-Policy")!]?.hasPrefix("camera=(self)") == true)
+            let token = try page.formToken()
+            var answer: [String: Any] = [:]
+            var sent = 0
+            for frame in frames {
+                let (status, read) = try await client.frame(id, frame, token: token, cookie: page.cookie)
+                sent += 1
+                #expect(status == .ok)
+                answer = read
+                if read["status"] as? String == "accepted" { break }
+                #expect(read["status"] as? String == "reading" && read["frames"] as? Int == sent)
+            }
+            #expect(answer["status"] as? String == "accepted", "no card accepted in \(sent) frames")
+            let read = try #require(answer["card"] as? [String: Any])
+            #expect(read["brand"] as? String == "visa" && read["last4"] as? String == String(pan.suffix(4)))
+            #expect(read["masked"] as? String == "•••• " + String(pan.suffix(4)))
+            if let month = card.month, let year = card.year {
+                #expect(read["expiry"] as? String == String(format: "%02d/%02d", month, year % 100))
+            }
+            let reference = try #require(read["scan"] as? String)
+            #expect(reference.hasPrefix("scan_"))
+            // A later frame is answered with the same card, nothing read again.
+            let (_, again) = try await client.frame(id, frames[0], token: token, cookie: page.cookie)
+            #expect((again["card"] as? [String: Any])?["scan"] as? String == reference)
+
+            // A reference changed, or made for another session, pays nothing.
+            var forged = try page.card("")
+            forged["scan"] = reference.dropLast() + (reference.hasSuffix("0") ? "1" : "0")
+            forged["number"] = nil
+            let refused = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: forged)
+            #expect(refused.status == .unprocessableContent && refused.html.contains("scan the card again or type its number"))
+            let other = try await client.openSession(fixture, CheckoutPageTests.sessionBody)
+            let otherPage = try await client.visit(.get, "/pay/\(other)")
+            var elsewhere = try otherPage.card("")
+            elsewhere["scan"] = reference
+            elsewhere["number"] = nil
+            #expect(try await client.visit(.post, "/pay/\(other)", cookie: otherPage.cookie, form: elsewhere).status == .unprocessableContent)
+
+            // The form with the reference, the expiry and the CVC pays with the scanned card.
+            var fields = try page.card("")
+            fields["number"] = nil
+            fields["scan"] = reference
+            fields["expiry"] = card.month.map { String(format: "%02d/%02d", $0, (card.year ?? 2030) % 100) } ?? "12/30"
+            let paid = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: fields)
+            #expect(paid.status == .seeOther)
+            let session = try await client.session(fixture, id)
+            #expect(session.status == "complete" && session.transaction?.card.last4 == String(pan.suffix(4)))
+            // The number was in no answer to the page and in no log line.
+            for body in [answer.description, again.description, refused.html, paid.html] { #expect(!body.contains(pan)) }
+            #expect(!fixture.logs.all.joined().contains(pan))
+            let (_, metrics) = try await client.send(.get, "/metrics", key: nil)
+            let text = String(decoding: metrics, as: UTF8.self)
+            #expect(text.contains("camera_scans_accepted_total 1"))
+            #expect(text.contains(#"camera_frames_total{outcome="found"}"#))
+            #expect(text.contains("camera_accept_duration_seconds_count 1"))
+        }
+    }
+
+    @Test("frames need the page's token and an image; a card's back is never accepted")
+    func refusals() async throws {
+        let fixture = try await APIFixture()
+        let back = try Self.frames(of: "t109-back.png")
+        try await fixture.application(scanner: ScanAPITests.scanner.get()).test(.router) { client in
+            let id = try await client.openSession(fixture, CheckoutPageTests.sessionBody)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            let token = try page.formToken()
+            #expect(try await client.frame(id, back[0], token: nil, cookie: page.cookie).0 == .forbidden)
+            #expect(try await client.frame(id, back[0], token: token, cookie: nil).0 == .forbidden)
+            #expect(try await client.frame(id, back[0], token: token, cookie: page.cookie, type: "text/plain").0 == .unsupportedMediaType)
+            // A spoiled frame is no reading, not an error.
+            let (spoiled, spoiledRead) = try await client.frame(id, Array(back[0].prefix(300)), token: token, cookie: page.cookie)
+            #expect(spoiled == .ok && spoiledRead["status"] as? String == "reading")
+            for frame in back.prefix(2) {
+                let (status, read) = try await client.frame(id, frame, token: token, cookie: page.cookie)
+                #expect(status == .ok && read["status"] as? String == "reading" && read["card"] == nil)
+            }
+        }
+    }
+
+    @Test("a session's camera stops at its frame and time limits; one frame at a time")
+    func limits() throws {
+        var limits = CameraScans.Limits()
+        limits.framesPerSession = 3
+        limits.duration = .seconds(10)
+        let camera = CameraScans(limits: limits)
+        let start = ContinuousClock.now
+        guard case .success(nil) = camera.admit("cs_a", now: start) else {
+            Issue.record("first frame refused")
+            return
+        }
+        guard case .failure(.busy) = camera.admit("cs_a", now: start) else {
+            Issue.record("two frames at once")
+            return
+        }
+        _ = camera.record("cs_a", nil, now: start)
+        for _ in 0..<2 {
+            guard case .success(nil) = camera.admit("cs_a", now: start) else {
+                Issue.record("frame refused early")
+                return
+            }
+            _ = camera.record("cs_a", nil, now: start)
+        }
+        guard case .failure(.over(let frames)) = camera.admit("cs_a", now: start) else {
+            Issue.record("a fourth frame read")
+            return
+        }
+        #expect(frames == 3)
+        // Another session's time runs out.
+        guard case .success(nil) = camera.admit("cs_b", now: start) else {
+            Issue.record("cs_b refused")
+            return
+        }
+        _ = camera.record("cs_b", nil, now: start)
+        guard case .failure(.over) = camera.admit("cs_b", now: start + .seconds(11)) else {
+            Issue.record("frame after the time")
+            return
+        }
+    }
+}
+
+extension TestClientProtocol {
+    /// One camera frame to the page's endpoint, as its script sends it.
+    func frame(
+        _ id: String,
+        _ bytes: [UInt8],
+        token: String?,
+        cookie: String?,
+        type: String = "image/jpeg"
+    ) async throws -> (HTTPResponse.Status, [String: Any]) {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        if let token { headers[HTTPField.Name("X-Capture-Form-Token")!] = token }
+        if let cookie { headers[.cookie] = cookie }
+        return try await execute(uri: "/pay/\(id)/frames", method: .post, headers: headers, body: ByteBuffer(bytes: bytes)) { response in
+            (response.status, (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))) as? [String: Any] ?? [:])
+        }
+    }
+}
