@@ -13,6 +13,10 @@ Flows, each checked end to end (the page, where the browser lands, and the sessi
   5. Return URLs in every spelling of a host the API takes (2130706433, 0x7f.0.0.1, 0177.0.0.1,
      127.1, 0x7f000001, IPv6 [::1] and [::ffff:127.0.0.1] where the machine has IPv6 loopback), and one whose shop
      redirects the buyer to another origin: each payment lands, none leaves the buyer on the page.
+  6. The camera (Chromium's fake camera playing clips made from the fixture cards, with motion,
+     blur and glare): "Scan card" reads the card, the page shows brand, last four digits and
+     expiry but never the number, the buyer types the CVC and pays; a specimen card's clip and a
+     clip with no card take no number, say so after 20 s and give the number field back.
 Then the merchant's webhook endpoint (on the same local site) must have been sent every outcome
 of those flows, each signed as the API documents it, which this script checks with Python's own
 hmac, not the server's code.
@@ -42,6 +46,9 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import camera_clips  # noqa: E402  (beside this script)
+
 VISA = "4242424242424242"
 # A card image of the fixtures, with what its manifest says is on it.
 PHOTO = os.path.abspath("Fixtures/cards/t012-flat-visa.png")
@@ -49,6 +56,8 @@ _CARD = next(c for c in json.load(open("Fixtures/cards/manifest.json")) if c["fi
 PHOTO_NUMBER = _CARD["pan"]
 PHOTO_EXPIRY = "%02d/%02d" % (_CARD["month"], _CARD["year"] % 100)
 DECLINED = "4000000000000002"
+# The last four digits of every card a flow pays with (the camera's cards are added as read).
+PAID_LAST4 = {VISA[-4:], PHOTO_NUMBER[-4:]}
 
 
 def free_port() -> int:
@@ -153,12 +162,17 @@ class Vault:
         self.process.wait(timeout=10)
 
 
-def browser(width: int, height: int, javascript: bool = True, phone: bool = False) -> webdriver.Chrome:
+def browser(width: int, height: int, javascript: bool = True, phone: bool = False, camera: str = None) -> webdriver.Chrome:
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--hide-scrollbars", "--window-size=%d,%d" % (width, height), "--lang=en-US"):
         options.add_argument(argument)
+    if camera:
+        # A camera that plays the clip (looped), allowed without asking.
+        for argument in ("--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
+                         "--use-file-for-fake-video-capture=" + camera):
+            options.add_argument(argument)
     if phone:
         # A headless window is at least 500 px wide: a phone's viewport needs the device emulation.
         options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2}})
@@ -363,6 +377,110 @@ def spellings(vault: Vault, site: ReturnSite, shots: str) -> int:
         driver.quit()
 
 
+def camera_frames(vault: Vault) -> int:
+    """Frames the server has read from pages' cameras (GET /metrics)."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % vault.port, timeout=10) as response:
+        text = response.read().decode()
+    return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines() if line.startswith("camera_frames_total{"))
+
+
+def camera_card(vault: Vault, site: ReturnSite, shots: str, folder: str, card: dict, shot: bool = True):
+    """The page's camera on a clip of `card`: it is read, the page shows brand, last four and
+    expiry (never the number), the buyer types the CVC and pays. Returns (frames, seconds)."""
+    clip = os.path.join(folder, "camera-%s.y4m" % card["file"])
+    camera_clips.make(clip, os.path.abspath("Fixtures/cards/" + card["file"]), seed=len(card["file"]))
+    session = vault.session(site)
+    driver = browser(1280, 900, camera=clip)
+    try:
+        driver.get(session["url"])
+        start = driver.find_element(By.ID, "camera-start")
+        check(start.is_displayed() and start.text == "Scan card", "the page offers \"Scan card\" where a camera is")
+        before = camera_frames(vault)
+        began = time.time()
+        start.click()
+        WebDriverWait(driver, 20).until(lambda d: d.find_element(By.ID, "camera-view").is_displayed())
+        if shot:
+            driver.save_screenshot(os.path.join(shots, "camera-live.png"))
+        WebDriverWait(driver, 120).until(lambda d: d.find_element(By.ID, "scanned").is_displayed())
+        seconds = time.time() - began
+        frames = camera_frames(vault) - before
+        shown = driver.find_element(By.ID, "scanned-card").text
+        number = card["pan"]
+        PAID_LAST4.add(number[-4:])
+        check(number[-4:] in shown and "read by the camera" in shown, "the camera's card shows as %s" % shown)
+        check(number not in driver.page_source and number[:6] not in driver.page_source, "the number never enters the page")
+        check(not driver.find_element(By.ID, "number").is_displayed(), "the number field gives way to the camera's card")
+        expected = "%02d/%02d" % (card["month"], card["year"] % 100)
+        check(driver.find_element(By.ID, "expiry").get_attribute("value") == expected, "the expiry read is filled in")
+        if shot:
+            driver.save_screenshot(os.path.join(shots, "camera-read.png"))
+        type_into(driver, "cvc", "1234" if card["brand"] == "amex" else "123")
+        driver.find_element(By.ID, "pay").click()
+        landed(driver, site, "/done")
+        paid = vault.api("GET", "/v1/checkout_sessions/" + session["id"])
+        check(paid["status"] == "complete" and paid["transaction"]["card"]["last4"] == number[-4:],
+              "the camera's card paid (%d frames, %.1f s to read)" % (frames, seconds))
+        return frames, seconds
+    finally:
+        driver.quit()
+        os.remove(clip)
+
+
+def camera_fallback(vault: Vault, site: ReturnSite, shots: str, folder: str, specimen: bool):
+    """A clip with a specimen card, or with no card: no number is ever taken; after 20 s the page
+    says so, and "Type it instead" gives the number field back (the no-card run then pays typed)."""
+    what = "a specimen card" if specimen else "no card"
+    clip = os.path.join(folder, "camera-%s.y4m" % ("specimen" if specimen else "empty"))
+    camera_clips.make(clip, None, specimen=specimen)
+    session = vault.session(site)
+    driver = browser(1280, 900, camera=clip)
+    try:
+        driver.get(session["url"])
+        before = camera_frames(vault)
+        driver.find_element(By.ID, "camera-start").click()
+        status = driver.find_element(By.ID, "camera-status")
+        WebDriverWait(driver, 40).until(lambda d: "20 seconds" in status.text)
+        frames = camera_frames(vault) - before
+        check(frames >= 3, "%s: %d frames read in 20 s" % (what, frames))
+        check(not driver.find_element(By.ID, "scanned").is_displayed() and driver.find_element(By.ID, "scan").get_attribute("value") == "",
+              "%s: no number taken after 20 s, and the page says so" % what)
+        driver.save_screenshot(os.path.join(shots, "camera-%s.png" % ("specimen" if specimen else "no-card")))
+        driver.find_element(By.ID, "camera-type").click()
+        check(driver.find_element(By.ID, "number").is_displayed(), "%s: \"Type it instead\" gives the number field back" % what)
+        if specimen:
+            return 0
+        fill(driver, VISA)
+        driver.find_element(By.ID, "pay").click()
+        landed(driver, site, "/done")
+        check(vault.api("GET", "/v1/checkout_sessions/" + session["id"])["status"] == "complete", "%s: the typed card pays" % what)
+        return 1
+    finally:
+        driver.quit()
+        os.remove(clip)
+
+
+def camera(vault: Vault, site: ReturnSite, shots: str, cards: int) -> int:
+    """The camera flows; returns the payments they made. `cards` fixture cards are read (the
+    first is the photo flow's card), with frames and seconds to read each, median and p90."""
+    print("the page's camera (Chromium's fake camera playing clips made from the fixtures)")
+    folder = tempfile.mkdtemp(prefix="camera-clips-")
+    manifest = json.load(open("Fixtures/cards/manifest.json"))
+    chosen = [_CARD] + [c for c in manifest if c["pan"] and c["kind"] in ("flat", "photo") and c["file"] != _CARD["file"]
+                        and c.get("month")][: max(0, cards - 1)]
+    readings = [camera_card(vault, site, shots, folder, card, shot=index == 0) for index, card in enumerate(chosen)]
+    if len(readings) > 1:
+        frames = sorted(r[0] for r in readings)
+        seconds = sorted(r[1] for r in readings)
+        p90 = lambda values: values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
+        print("  camera: %d cards, frames to read median %s p90 %s, seconds median %.1f p90 %.1f"
+              % (len(readings), frames[len(frames) // 2], p90(frames), seconds[len(seconds) // 2], p90(seconds)))
+    payments = len(readings)
+    payments += camera_fallback(vault, site, shots, folder, specimen=True)
+    payments += camera_fallback(vault, site, shots, folder, specimen=False)
+    shutil.rmtree(folder, ignore_errors=True)
+    return payments
+
+
 def signed(header: str, body: bytes, secret: str) -> bool:
     """Capture-Signature as the API documents it, checked without the server's code."""
     parts = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
@@ -388,7 +506,7 @@ def webhooks(site: ReturnSite, secret: str, payments: int):
           "each is signed with the endpoint's secret (Python's hmac agrees)")
     check(len({event["id"] for event in events}) == len(events), "each event has its own id")
     completed = [event["data"]["object"] for event in events if event["type"] == "checkout_session.completed"]
-    check(all(session["status"] == "complete" and session["transaction"]["card"]["last4"] in ("4242", PHOTO_NUMBER[-4:])
+    check(all(session["status"] == "complete" and session["transaction"]["card"]["last4"] in PAID_LAST4
               for session in completed), "a completed session's event carries its transaction")
     check(all(VISA.encode() not in body and PHOTO_NUMBER.encode() not in body and DECLINED.encode() not in body
               for _, _, body in site.webhooks), "no card number in any event")
@@ -398,6 +516,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", required=True)
     parser.add_argument("--artifacts", default="test-artifacts/browser")
+    parser.add_argument("--camera-cards", type=int, default=1, help="fixture cards the camera flow reads (1 in make test)")
     arguments = parser.parse_args()
     os.makedirs(arguments.artifacts, exist_ok=True)
     folder = tempfile.mkdtemp(prefix="browser-test-")
@@ -408,6 +527,7 @@ def main():
         for flow in (desktop, phone, without_javascript, saving, cancel):
             flow(vault, site, arguments.artifacts)
         payments = 4 + spellings(vault, site, arguments.artifacts)
+        payments += camera(vault, site, arguments.artifacts, arguments.camera_cards)
         webhooks(site, endpoint["secret"], payments)
         with open(vault.log) as log:
             text = log.read()

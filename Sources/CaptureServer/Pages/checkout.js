@@ -181,6 +181,7 @@
 
     function typeCard() {
       stop();
+      if (photoRow) photoRow.hidden = false;
       scanInput.value = "";
       scanned.hidden = true;
       numberField.hidden = false;
@@ -192,6 +193,7 @@
     function accepted(card) {
       stop();
       cameraRow.hidden = true;
+      if (photoRow) photoRow.hidden = true;
       scanInput.value = card.scan;
       number.value = "";
       number.required = false;
