@@ -116,6 +116,8 @@ let package = Package(
                 "Tokenizer",
                 "OCRBridge",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // `serve --tls-cert --tls-key`: HTTPS itself, over swift-nio-ssl.
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

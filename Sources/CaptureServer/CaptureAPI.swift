@@ -2,7 +2,9 @@ public import CardCapture
 import Foundation
 import HTTPTypes
 public import Hummingbird
+public import HummingbirdTLS
 public import Logging
+import HummingbirdCore
 import NIOCore
 import ServiceLifecycle
 public import Tokenizer
@@ -57,6 +59,9 @@ public struct CaptureAPI: Sendable {
     /// The address the server listens at, for the links in webhook events when there is no
     /// ``publicURL``; ``application(host:port:logger:)`` sets it.
     var listenURL = "http://127.0.0.1:8080"
+    /// HTTPS for the server itself (`serve --tls-cert --tls-key`); nil serves plain HTTP (behind
+    /// a proxy that ends TLS, or for development on one machine).
+    public var tls: TLSConfiguration?
 
     public init(
         vault: Vault,
@@ -77,7 +82,7 @@ public struct CaptureAPI: Sendable {
         let router = Router(context: APIContext.self)
         router.middlewares.add(RequestLogMiddleware(metrics: metrics))
         router.middlewares.add(BodyDrainMiddleware())
-        let overHTTPS = publicURL?.lowercased().hasPrefix("https:") ?? false
+        let overHTTPS = publicURL?.lowercased().hasPrefix("https:") ?? (tls != nil)
         if overHTTPS { router.middlewares.add(StrictTransportMiddleware()) }
         // A load balancer takes an instance whose database does not answer out of service.
         router.get("healthz") { [vault] _, _ in
@@ -98,7 +103,7 @@ public struct CaptureAPI: Sendable {
         let scanning = scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }
         ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent).add(to: v1)
         PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)
-        CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL).add(to: v1)
+        CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL, overTLS: tls != nil).add(to: v1)
         WebhookRoutes(payments: payments, idempotent: idempotent).add(to: v1)
         CheckoutPageRoutes(
             payments: payments,
@@ -133,24 +138,57 @@ public struct CaptureAPI: Sendable {
         return payments
     }
 
-    /// The server with the vault's sweeper and the webhook dispatcher beside it.
+    /// The server with the vault's sweeper and the webhook dispatcher beside it. With ``tls``
+    /// set, a certificate and key that do not go together make `runService()` throw at start.
     public func application(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {
         var api = self
-        api.listenURL = "http://" + (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
+        api.listenURL = (tls == nil ? "http://" : "https://") + (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
         return api.makeApplication(host: host, port: port, logger: logger)
+    }
+
+    /// A server configuration for HTTPS from PEM files: the certificate chain (the server's
+    /// certificate first) and its private key.
+    ///
+    /// - Throws: a message saying which file could not be used and why.
+    public static func tlsConfiguration(certificate: String, key: String) throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificate)
+        } catch {
+            throw TLSSetupError(message: "cannot read the certificate \(certificate) as PEM: \(error)")
+        }
+        guard !chain.isEmpty else { throw TLSSetupError(message: "\(certificate) holds no PEM certificate") }
+        let privateKey: NIOSSLPrivateKey
+        do {
+            privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
+        } catch {
+            throw TLSSetupError(message: "cannot read the private key \(key) as PEM: \(error)")
+        }
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
     }
 
     private func makeApplication(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {
         let limits = connectionLimits
         let registry = ConnectionRegistry(limit: limits.maximumConnections)
+        let http = HTTPServerBuilder.http1(
+            configuration: .init(
+                additionalChannelHandlers: [ConnectionGuard(registry: registry, limits: limits)],
+                idleTimeout: TimeAmount(limits.idleTimeout)
+            )
+        )
+        var server = http
+        if let tls {
+            do {
+                server = try .tls(http, tlsConfiguration: tls)
+            } catch {
+                // `.tls` only wraps the builder; the TLS context (where a bad key fails) is
+                // made when the server starts, and that error comes out of runService().
+                preconditionFailure("HTTPServerBuilder.tls threw before building anything: \(error)")
+            }
+        }
         return Application(
             router: buildRouter(),
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [ConnectionGuard(registry: registry, limits: limits)],
-                    idleTimeout: TimeAmount(limits.idleTimeout)
-                )
-            ),
+            server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: "card-capture"),
             services: [
                 VaultSweeper(payments: payments, interval: sweepInterval, pendingAge: idempotencyLease, retentionDays: retentionDays, logger: logger),
@@ -159,6 +197,12 @@ public struct CaptureAPI: Sendable {
             logger: logger
         )
     }
+}
+
+/// Why HTTPS could not be set up from the files given.
+public struct TLSSetupError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
 }
 
 /// How webhooks are sent (`serve --webhook-timeout`); the retry schedule is Stripe-like and

@@ -90,6 +90,18 @@ struct ServeCommand: AsyncParsableCommand {
     var publicURL: String?
 
     @Option(
+        name: .customLong("tls-cert"),
+        help: ArgumentHelp(
+            "Serve HTTPS with this certificate chain (PEM, the server's certificate first); needs --tls-key. A phone's browser gives the page's camera only to a secure page.",
+            valueName: "pem"
+        )
+    )
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The private key of --tls-cert (PEM).", valueName: "pem"))
+    var tlsKey: String?
+
+    @Option(
         name: .customLong("webhook-timeout"),
         help: "Seconds a webhook endpoint has to answer before the delivery counts as failed and is tried again."
     )
@@ -130,6 +142,9 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("--trusted-proxy: \(error)")
         }
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together: give the certificate chain and its private key")
+        }
     }
 
     func run() async throws {
@@ -167,11 +182,29 @@ struct ServeCommand: AsyncParsableCommand {
         api.webhooks.timeout = .seconds(webhookTimeout)
         api.webhooks.addresses.allowPrivate = webhookAllowPrivate
         logger.info("connections", metadata: ["max": "\(limits.maximumConnections)", "idle_timeout_s": "\(idleTimeout)"])
-        let app = api.application(host: host, port: port, logger: logger)
+        if let tlsCertificate, let tlsKey {
+            do {
+                api.tls = try CaptureAPI.tlsConfiguration(certificate: tlsCertificate, key: tlsKey)
+            } catch {
+                Terminal.writeError("capture-cli: \(error)")
+                throw ExitCode(2)
+            }
+        }
         do {
+            let app = api.application(host: host, port: port, logger: logger)
             try await app.runService()
+        } catch let error as TLSSetupError {
+            Terminal.writeError("capture-cli: HTTPS cannot be served: \(error)")
+            throw ExitCode(2)
         } catch {
-            guard let message = Self.listenFailure(error, host: host, port: port) else { throw error }
+            guard let message = Self.listenFailure(error, host: host, port: port) else {
+                // A certificate and key that do not go together fail when the server is built.
+                if api.tls != nil && !(error is CancellationError) {
+                    Terminal.writeError("capture-cli: HTTPS cannot be served with \(tlsCertificate ?? "") and \(tlsKey ?? ""): \(error)")
+                    throw ExitCode(2)
+                }
+                throw error
+            }
             Terminal.writeError("capture-cli: \(message)")
             throw ExitCode(2)
         }

@@ -50,9 +50,14 @@ struct CLIRunner {
         try body(folder, folder.appendingPathComponent("vault.sqlite").path)
     }
 
-    static func run(_ arguments: [String], input: String? = nil) throws -> Output {
+    /// Runs another program (found on the PATH) the same way.
+    static func runTool(_ name: String, _ arguments: [String]) throws -> Output {
+        try run([name] + arguments, executable: URL(fileURLWithPath: "/usr/bin/env"))
+    }
+
+    static func run(_ arguments: [String], input: String? = nil, executable: URL = binary) throws -> Output {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = root
         let out = Pipe()

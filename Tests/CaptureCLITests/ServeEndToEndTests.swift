@@ -207,6 +207,68 @@ struct ServeEndToEndTests {
         }
     }
 
+    @Test("serve --tls-cert --tls-key: HTTPS with a self-signed certificate, the page's cookies secure; a key of another certificate is refused")
+    func https() throws {
+        try CLIRunner.withVaultFolder { folder, database in
+            func openssl(_ arguments: [String]) throws {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["openssl"] + arguments
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                process.waitUntilExit()
+                try #require(process.terminationStatus == 0)
+            }
+            let cert = folder.appendingPathComponent("cert.pem").path
+            let key = folder.appendingPathComponent("key.pem").path
+            let otherKey = folder.appendingPathComponent("other.pem").path
+            try openssl([
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+                "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
+            ])
+            try openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-out", otherKey])
+            let keys = try CLIRunner.run(["keys", "create", "--merchant", "Corner Café", "--database", database, "--json"])
+            let secret = try #require(try keys.json()["secret_key"] as? String)
+            let server = try Server(database: database, folder: folder, options: ["--tls-cert", cert, "--tls-key", key])
+            defer { server.stop() }
+            // Python's own TLS client, trusting only this certificate: the health check, then a
+            // checkout session's page (its links and cookie follow the server's https).
+            let client = """
+                import json, ssl, sys, urllib.request
+                context = ssl.create_default_context(cafile=sys.argv[1])
+                base, secret = sys.argv[2], sys.argv[3]
+                health = urllib.request.urlopen(base + "/healthz", context=context, timeout=10)
+                print("healthz", health.status, health.headers.get("Strict-Transport-Security"))
+                request = urllib.request.Request(base + "/v1/checkout_sessions", method="POST",
+                    data=json.dumps({"amount": 500, "currency": "EUR", "return_url": "https://shop.example/done"}).encode(),
+                    headers={"Authorization": "Bearer " + secret, "Content-Type": "application/json"})
+                session = json.loads(urllib.request.urlopen(request, context=context, timeout=10).read())
+                print("url", session["url"])
+                page = urllib.request.urlopen(session["url"], context=context, timeout=10)
+                print("page", page.status, page.headers.get("Permissions-Policy"), page.headers.get("Set-Cookie"))
+                """
+            let base = "https://127.0.0.1:\(server.port)"
+            let python = try CLIRunner.runTool("python3", ["-c", client, cert, base, secret])
+            #expect(python.status == 0, "\(python.stderr)")
+            #expect(python.stdout.contains("healthz 200 max-age=31536000"))
+            #expect(python.stdout.contains("url \(base)/pay/cs_"))
+            let page = try #require(python.lines.first { $0.hasPrefix("page 200") })
+            #expect(page.contains("camera=(self)") && page.contains("__Host-capture_pay=") && page.contains("Secure"))
+            // Plain HTTP to the HTTPS port gets no answer.
+            let (plain, _) = (try? http("GET", server.url + "/healthz", key: nil, type: nil, body: nil)) ?? (0, Data())
+            #expect(plain != 200)
+
+            let mismatched = try CLIRunner.run(["serve", "--port", "0", "--database", database, "--tls-cert", cert, "--tls-key", otherKey])
+            #expect(mismatched.status == 2)
+            #expect(mismatched.stderr.contains("HTTPS cannot be served"), "\(mismatched.stderr)")
+            let half = try CLIRunner.run(["serve", "--port", "0", "--database", database, "--tls-cert", cert])
+            #expect(half.status == 2 && half.stderr.contains("--tls-cert and --tls-key go together"))
+            let missing = try CLIRunner.run(["serve", "--port", "0", "--database", database, "--tls-cert", cert + ".gone", "--tls-key", key])
+            #expect(missing.status == 2 && missing.stderr.contains("cannot read the certificate"))
+        }
+    }
+
     @Test("keys made by another process while the server runs leave its log in place: nothing written after is lost on restart")
     func secondProcess() throws {
         try CLIRunner.withVaultFolder { folder, database in

@@ -11,6 +11,8 @@ struct CheckoutRoutes {
     /// The address the hosted page is reached at (`serve --public-url`); nil for the address
     /// each request was sent to.
     let publicURL: String?
+    /// Whether this server itself serves HTTPS (`serve --tls-cert`): links then say https.
+    var overTLS = false
 
     func add(to group: RouterGroup<APIContext>) {
         group.post("checkout_sessions", use: create)
@@ -110,14 +112,15 @@ struct CheckoutRoutes {
         return Session(record, transaction: transaction, base: base)
     }
 
-    /// `--public-url`, or the address the request was sent to (its Host), over http. A Host
-    /// that is not a plain host and port is not put in a link.
+    /// `--public-url`, or the address the request was sent to (its Host), over http (https
+    /// when this server serves it). A Host that is not a plain host and port is not put in a link.
     private func baseURL(_ request: Request) -> String {
         if let publicURL { return publicURL }
+        let scheme = overTLS ? "https://" : "http://"
         guard let authority = request.head.authority, authority.count <= 255, Payments.isPlainAuthority(authority) else {
-            return "http://127.0.0.1"
+            return scheme + "127.0.0.1"
         }
-        return "http://" + authority
+        return scheme + authority
     }
 
     /// A checkout session as the API shows it.
