@@ -2,9 +2,9 @@ public import CardCapture
 import Foundation
 import HTTPTypes
 public import Hummingbird
+import HummingbirdCore
 public import HummingbirdTLS
 public import Logging
-import HummingbirdCore
 import NIOCore
 import ServiceLifecycle
 public import Tokenizer
