@@ -219,6 +219,8 @@ def desktop(vault: Vault, site: ReturnSite, shots: str):
         check(driver.title == "Pay Corner Café", "the page is titled with the merchant")
         check("$10.99" in driver.find_element(By.ID, "amount").text, "the amount shows in its currency")
         check(driver.find_element(By.ID, "pay").text == "Pay $10.99", "the button says what it pays")
+        time.sleep(0.5)
+        check(not driver.find_element(By.ID, "camera-row").is_displayed(), "no \"Scan card\" where the browser has no camera")
         driver.save_screenshot(os.path.join(shots, "checkout-desktop.png"))
         number = type_into(driver, "number", "37828224631")
         check(number.get_attribute("value") == "3782 822463 1", "an Amex number groups 4-6-5 as it is typed")

@@ -17,23 +17,9 @@ struct FixtureScanTests {
         let entries = try FixtureManifest.load(folder: Self.folder)
         #expect(entries.count >= 150)
         let scanner = try CardScanner()
-        let results = try await withThrowingTaskGroup(of: (FixtureEntry, ScanResult).self) { group in
-            var iterator = entries.makeIterator()
-            var running = 0
-            var results: [(FixtureEntry, ScanResult)] = []
-            while true {
-                while running < 2, let entry = iterator.next() {
-                    group.addTask {
-                        let path = "\(Self.folder)/\(entry.file)"
-                        return (entry, try await onOwnThread { try scanner.scan(contentsOf: path) })
-                    }
-                    running += 1
-                }
-                guard let next = try await group.next() else { break }
-                running -= 1
-                results.append(next)
-            }
-            return results
+        let folder = Self.folder
+        let results = try await twoAtATime(entries) { entry in
+            (entry, try scanner.scan(contentsOf: "\(folder)/\(entry.file)"))
         }
         var board = Scoreboard()
         for (entry, result) in results {

@@ -36,32 +36,16 @@ struct JPEGFixtureScanTests {
         let entries = all.enumerated().filter { $0.offset % 5 == 0 }.map(\.element)
         #expect(Set(entries.map(\.kind)).isSuperset(of: ["flat", "photo", "embossed", "back"]))
         let scanner = try CardScanner()
-        let results = try await withThrowingTaskGroup(of: (FixtureEntry, ScanResult, ScanResult).self) { group in
-            var iterator = entries.enumerated().makeIterator()
-            var running = 0
-            var results: [(FixtureEntry, ScanResult, ScanResult)] = []
-            while true {
-                while running < 2, let (index, entry) = iterator.next() {
-                    group.addTask {
-                        let png = try ImageDecoder().decode(contentsOf: "\(folder)/\(entry.file)")
-                        let way = Self.saving(index)
-                        let jpeg = try JPEGEncoder.encode(
-                            Self.stored(png, orientation: way.orientation),
-                            quality: way.quality,
-                            progressive: way.progressive,
-                            orientation: way.orientation
-                        )
-                        let fromPNG = try await onOwnThread { try scanner.scan(png) }
-                        let fromJPEG = try await onOwnThread { try scanner.scan(imageData: jpeg) }
-                        return (entry, fromPNG, fromJPEG)
-                    }
-                    running += 1
-                }
-                guard let next = try await group.next() else { break }
-                running -= 1
-                results.append(next)
-            }
-            return results
+        let results = try await twoAtATime(Array(entries.enumerated())) { index, entry in
+            let png = try ImageDecoder().decode(contentsOf: "\(folder)/\(entry.file)")
+            let way = Self.saving(index)
+            let jpeg = try JPEGEncoder.encode(
+                Self.stored(png, orientation: way.orientation),
+                quality: way.quality,
+                progressive: way.progressive,
+                orientation: way.orientation
+            )
+            return (entry, try scanner.scan(png), try scanner.scan(imageData: jpeg))
         }
         var png = Scoreboard()
         var jpeg = Scoreboard()

@@ -11,3 +11,26 @@ func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async 
         thread.start()
     }
 }
+
+/// `work` on every element, two at a time (CI's two cores), each on a thread of its own
+/// (``onOwnThread(_:)``); the results as they finish.
+func twoAtATime<Element: Sendable, Output: Sendable>(
+    _ elements: [Element],
+    _ work: @escaping @Sendable (Element) throws -> Output
+) async throws -> [Output] {
+    try await withThrowingTaskGroup(of: Output.self) { group in
+        var iterator = elements.makeIterator()
+        var running = 0
+        var results: [Output] = []
+        while true {
+            while running < 2, let element = iterator.next() {
+                group.addTask { try await onOwnThread { try work(element) } }
+                running += 1
+            }
+            guard let next = try await group.next() else { break }
+            running -= 1
+            results.append(next)
+        }
+        return results
+    }
+}

@@ -60,18 +60,7 @@ extension CheckoutPageRoutes {
 
     @Sendable func frame(_ request: Request, context: APIContext) async throws -> Response {
         let id = context.parameters.get("id") ?? ""
-        let page = try await APIError.mapping { try await payments.checkoutPage(id) }
-        let session = page.session
-        guard session.status == CheckoutSessionRecord.open else {
-            throw APIError(.conflict, .invalidRequest, code: "checkout_session_not_open", message: "this payment is \(session.status)")
-        }
-        guard formTokenIsValid(request.headers[Self.formTokenHeader], sessionID: id, request: request) else {
-            throw APIError(.forbidden, .invalidRequest, code: "invalid_form_token", message: "reload the page and scan the card again")
-        }
-        try ScanRoutes.requireImageType(request)
-        guard let scanning else {
-            throw APIError(.serviceUnavailable, .api, code: "scanner_unavailable", message: "the camera cannot be read here; type the card in")
-        }
+        let (session, scanning) = try await pagePicture(request, id: id, again: "scan the card again")
         switch camera.admit(id) {
         case .success(let accepted?):
             return try answer(

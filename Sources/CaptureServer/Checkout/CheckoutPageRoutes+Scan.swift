@@ -21,19 +21,27 @@ extension CheckoutPageRoutes {
     /// The header the script sends the form's token in.
     static let formTokenHeader = HTTPField.Name("X-Capture-Form-Token")!
 
-    @Sendable func scan(_ request: Request, context: APIContext) async throws -> Response {
-        let id = context.parameters.get("id") ?? ""
+    /// What a page's picture (a photo, or a camera frame) needs before it is read: an open
+    /// session, the page's token with its cookie, an image type and a scanner. Throws the
+    /// API error for the first that is missing; `again` says what the buyer should retry.
+    func pagePicture(_ request: Request, id: String, again: String) async throws -> (CheckoutSessionRecord, ScanRoutes.Scanning) {
         let session = try await APIError.mapping { try await payments.checkoutPage(id).session }
         guard session.status == CheckoutSessionRecord.open else {
             throw APIError(.conflict, .invalidRequest, code: "checkout_session_not_open", message: "this payment is \(session.status)")
         }
         guard formTokenIsValid(request.headers[Self.formTokenHeader], sessionID: id, request: request) else {
-            throw APIError(.forbidden, .invalidRequest, code: "invalid_form_token", message: "reload the page and try the photo again")
+            throw APIError(.forbidden, .invalidRequest, code: "invalid_form_token", message: "reload the page and \(again)")
         }
         try ScanRoutes.requireImageType(request)
         guard let scanning else {
-            throw APIError(.serviceUnavailable, .api, code: "scanner_unavailable", message: "photos cannot be read here; type the card in")
+            throw APIError(.serviceUnavailable, .api, code: "scanner_unavailable", message: "pictures cannot be read here; type the card in")
         }
+        return (session, scanning)
+    }
+
+    @Sendable func scan(_ request: Request, context: APIContext) async throws -> Response {
+        let id = context.parameters.get("id") ?? ""
+        let (_, scanning) = try await pagePicture(request, id: id, again: "try the photo again")
         let limit = context.maxUploadSize
         let result = try await scanning.holdingPagePlace(session: id, address: client(request, context)) {
             let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: ScanRoutes.tooLarge(limit)).readableBytesView)

@@ -168,7 +168,12 @@
     const canvas = document.createElement("canvas");
     let stream = null;
     let hint = null;
-    cameraRow.hidden = false;
+    // Offered only where the browser lists a camera: elsewhere the page stays as it was.
+    if (media.enumerateDevices) {
+      media.enumerateDevices().then(function (devices) {
+        if (devices.some((device) => device.kind === "videoinput")) cameraRow.hidden = false;
+      }, function () {});
+    }
 
     function stop() {
       if (stream) stream.getTracks().forEach((track) => track.stop());
