@@ -168,6 +168,8 @@
     const canvas = document.createElement("canvas");
     let stream = null;
     let hint = null;
+    // Set after 20 s without a card: from then on the page keeps saying so.
+    let late = null;
     // Offered only where the browser lists a camera: elsewhere the page stays as it was.
     if (media.enumerateDevices) {
       media.enumerateDevices().then(function (devices) {
@@ -247,7 +249,7 @@
         return;
       }
       if (answer && answer.ok) {
-        status.textContent = read.message;
+        status.textContent = late || read.message;
         setTimeout(send, 250);
       } else if (answer && answer.status === 429) {
         setTimeout(send, 1000);
@@ -275,8 +277,10 @@
       typeInstead.hidden = false;
       start.hidden = true;
       status.textContent = "Hold the card inside the frame, flat and in good light.";
+      late = null;
       hint = setTimeout(function () {
-        if (stream) status.textContent = "No card has been read in 20 seconds. Hold it still and closer, or type it instead.";
+        late = "No card has been read in 20 seconds. Hold it still and closer, or type it instead.";
+        if (stream) status.textContent = late;
       }, 20000);
       send();
     });
