@@ -50,20 +50,60 @@ public enum TestPostgres {
     public static func newDatabase() async throws -> String {
         guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw MissingCluster() }
         let name = "cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        var settings = try PostgresSettings(url: url)
-        // As newVault's: the suite's other process may hold the machine's two cores meanwhile.
-        settings.connectionWait = .seconds(60)
-        settings.poolSize = 1
-        let admin = try PostgresVaultStore.connect(settings)
-        try await admin.execute(sql: "CREATE DATABASE \(name)")
+        // One administrator's connection for the whole process, and a database asked for again
+        // when no connection came in time: the command-line tests start while the other test
+        // process opens a hundred connections at once on two cores, and a fresh pool's first
+        // connection, retried with growing pauses, once missed its 60 s there (in a fresh
+        // clone's `make test`).
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                try await Administrator.shared.store(url: url).execute(sql: "CREATE DATABASE \(name)")
+                break
+            } catch is StoreUnavailable where attempt < 3 {
+                await Administrator.shared.forget()
+            }
+        }
         guard var components = URLComponents(string: url) else { throw MissingCluster() }
         components.path = "/" + name
         return components.string ?? url
     }
 
+    /// The process's connection for making databases.
+    actor Administrator {
+        static let shared = Administrator()
+        private var opened: PostgresVaultStore?
+
+        func store(url: String) throws -> PostgresVaultStore {
+            if let opened { return opened }
+            var settings = try PostgresSettings(url: url)
+            // As newVault's: the suite's other process may hold the machine's two cores meanwhile.
+            settings.connectionWait = .seconds(60)
+            settings.poolSize = 1
+            let store = try PostgresVaultStore.connect(settings)
+            opened = store
+            return store
+        }
+
+        /// Drops the connection that did not come, so the next try starts a pool afresh.
+        func forget() {
+            opened = nil
+        }
+    }
+
     /// A store on a new schema of the test cluster.
     public static func store(poolSize: Int = 3) async throws -> PostgresVaultStore {
-        try await PostgresVaultStore.open(try newVault(poolSize: poolSize))
+        // Asked again when no connection came in time, as ``newDatabase()`` is.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await PostgresVaultStore.open(try newVault(poolSize: poolSize))
+            } catch is StoreUnavailable where attempt < 3 {
+                continue
+            }
+        }
     }
 
     /// The test cluster is not there: the test fails (it is never skipped) and says how to
