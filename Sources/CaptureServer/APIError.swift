@@ -23,6 +23,8 @@ public struct APIError: HTTPResponseError, Sendable {
     public let param: String?
     /// Seconds after which a retry may succeed (`Retry-After`), for 429 and 503.
     public var retryAfter: Int?
+    /// The methods a path takes (`Allow`), for 405.
+    public var allow: String?
 
     public init(_ status: HTTPResponse.Status, _ kind: Kind, code: String, message: String, param: String? = nil) {
         self.status = status
@@ -47,6 +49,7 @@ public struct APIError: HTTPResponseError, Sendable {
         let body = Body(error: .init(type: kind.rawValue, code: code, message: message, param: param))
         var headers = HTTPFields()
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if let allow { headers[.allow] = allow }
         return APIJSON.response(status, try APIJSON.encoder.encode(body), headers: headers)
     }
 

@@ -79,8 +79,12 @@ public struct CaptureAPI: Sendable {
 
     /// Every route: `/healthz`, `/metrics` and `/openapi.json` open, `/v1/…` behind an API key.
     public func buildRouter() -> Router<APIContext> {
-        let router = Router(context: APIContext.self)
+        // HEAD wherever GET: the GET's status and headers (Content-Length included), no body;
+        // a load balancer's `HEAD /healthz` checks the database as a GET does.
+        let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
         router.middlewares.add(RequestLogMiddleware(metrics: metrics))
+        let knownRoutes = KnownRoutes()
+        router.middlewares.add(MethodMiddleware(routes: knownRoutes))
         router.middlewares.add(BodyDrainMiddleware())
         let overHTTPS = publicURL?.lowercased().hasPrefix("https:") ?? (tls != nil)
         if overHTTPS { router.middlewares.add(StrictTransportMiddleware()) }
@@ -114,6 +118,7 @@ public struct CaptureAPI: Sendable {
             metrics: metrics
         )
         .add(to: router)
+        knownRoutes.learn(router)
         return router
     }
 
