@@ -6,7 +6,6 @@ import NIOCore
 import StoreTestSupport
 import Testing
 import Tokenizer
-import Tokenizer
 
 @testable import CaptureServer
 
@@ -39,7 +38,9 @@ struct HTTPMethodTests {
             )
             #expect(created == .created)
             let token = try #require((try JSONSerialization.jsonObject(with: tokenData) as? [String: Any])?["id"] as? String)
-            for (uri, key) in [("/healthz", nil), ("/openapi.json", nil), ("/pay/assets/checkout.js", nil), ("/v1/tokens/\(token)", fixture.shop.secret)] {
+            for (uri, key) in [
+                ("/healthz", nil), ("/openapi.json", nil), ("/pay/assets/checkout.js", nil), ("/v1/tokens/\(token)", fixture.shop.secret),
+            ] {
                 let get = try await Self.ask(client, .get, uri, key: key)
                 let head = try await Self.ask(client, .head, uri, key: key)
                 #expect(get.status == .ok && head.status == get.status, "\(uri)")

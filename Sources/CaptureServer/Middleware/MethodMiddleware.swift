@@ -19,7 +19,8 @@ struct MethodMiddleware: RouterMiddleware {
                 .methodNotAllowed,
                 .invalidRequest,
                 code: "method_not_allowed",
-                message: "\(request.uri.path.prefix(200)) does not take \(request.method.rawValue.prefix(20)); it takes \(allowed.joined(separator: ", "))"
+                message:
+                    "\(request.uri.path.prefix(200)) does not take \(request.method.rawValue.prefix(20)); it takes \(allowed.joined(separator: ", "))"
             )
             refusal.allow = allowed.joined(separator: ", ")
             throw refusal
