@@ -193,9 +193,6 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             let app = api.application(host: host, port: port, logger: logger)
             try await app.runService()
-        } catch let error as TLSSetupError {
-            Terminal.writeError("capture-cli: HTTPS cannot be served: \(error)")
-            throw ExitCode(2)
         } catch {
             guard let message = Self.listenFailure(error, host: host, port: port) else {
                 // A certificate and key that do not go together fail when the server is built.

@@ -15,8 +15,7 @@ final class CameraScans: Sendable {
         var framesPerSession = 240
         /// Time from a session's first frame after which its frames are refused.
         var duration: Duration = .seconds(120)
-        /// A frame's size: the page sends about 1000 × 630 pixels as JPEG, a tenth of this.
-        var frameBytes = 1024 * 1024
+        /// A frame's size: the page sends about 1000 × 630 pixels as JPEG, a tenth of its bytes.
         var frame = ImageLimits(maxBytes: 1024 * 1024, maxWidth: 2048, maxHeight: 2048, maxPixels: 2_400_000)
         /// Frames read after the number was agreed, waiting for two to agree on the date.
         var framesForDate = 3

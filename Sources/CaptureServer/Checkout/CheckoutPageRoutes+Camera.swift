@@ -44,7 +44,7 @@ extension CheckoutPageRoutes {
             brandName = accepted.brand.displayName
             last4 = accepted.last4
             masked = "•••• " + accepted.last4
-            expiry = accepted.expiry.map { String(format: "%02d/%02d", $0.month, $0.year % 100) }
+            expiry = accepted.expiry?.formatted
             cvcLabel = "\(accepted.brand.cvcName) (\(accepted.brand.cvcLength) digits)"
             cvcLength = accepted.brand.cvcLength
             scan = accepted.reference
@@ -63,9 +63,7 @@ extension CheckoutPageRoutes {
         let (session, scanning) = try await pagePicture(request, id: id, again: "scan the card again")
         switch camera.admit(id) {
         case .success(let accepted?):
-            return try answer(
-                FrameAnswer(status: "accepted", frames: accepted.frames, numberRead: true, card: CameraCard(accepted), message: Self.acceptedMessage)
-            )
+            return try answer(accepted)
         case .failure(.over(let frames)):
             throw APIError(
                 .conflict,
@@ -78,7 +76,7 @@ extension CheckoutPageRoutes {
         case .success(nil):
             break
         }
-        let limit = camera.limits.frameBytes
+        let limit = camera.limits.frame.maxBytes
         let result: ScanResult?
         do {
             result = try await scanning.holdingFramePlace(session: id) {
@@ -124,13 +122,22 @@ extension CheckoutPageRoutes {
             )
             camera.accept(id, accepted)
             metrics.cameraAccepted(after: after)
-            return try answer(
-                FrameAnswer(status: "accepted", frames: frames, numberRead: true, card: CameraCard(accepted), message: Self.acceptedMessage)
-            )
+            return try answer(accepted)
         }
     }
 
-    static let acceptedMessage = "Check the card read by the camera, then add the security code."
+    /// The answer for a card the frames agreed on, the first time and every time after.
+    private func answer(_ accepted: CameraScans.Accepted) throws -> Response {
+        try answer(
+            FrameAnswer(
+                status: "accepted",
+                frames: accepted.frames,
+                numberRead: true,
+                card: CameraCard(accepted),
+                message: "Check the card read by the camera, then add the security code."
+            )
+        )
+    }
 
     private func answer(_ body: FrameAnswer) throws -> Response {
         var headers = Self.securityHeaders

@@ -53,7 +53,7 @@ extension CheckoutPageRoutes {
         }
         let pan = result.status == .found ? result.pan : nil
         let number = pan?.revealedGrouped
-        let expiry = result.expiry.map { String(format: "%02d/%02d", $0.month, $0.year % 100) }
+        let expiry = result.expiry?.formatted
         let message =
             pan == nil
             ? "No card number could be read from the photo; type it in."
