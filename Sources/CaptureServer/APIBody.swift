@@ -7,9 +7,56 @@ enum APIBody {
     /// The largest JSON body accepted: far above any real request.
     static let jsonLimit = 64 * 1024
 
-    /// A JSON request's body, whole: 413 when it is over ``jsonLimit``.
+    /// A JSON request's body, whole: 415 when it is declared as anything but JSON (or sent
+    /// with no type at all), 413 when it is over ``jsonLimit``.
     static func collectJSON(_ request: Request) async throws -> [UInt8] {
-        Array(try await collect(request, limit: jsonLimit).readableBytesView)
+        let declared = request.headers[.contentType]
+        if let declared { try requireJSON(declared) }
+        let bytes = Array(try await collect(request, limit: jsonLimit).readableBytesView)
+        // An empty body with no type is a POST without parameters (a refund of the rest).
+        if declared == nil, !bytes.isEmpty { try requireJSON(nil) }
+        return bytes
+    }
+
+    /// Refuses a `Content-Type` other than `application/json` (or a `+json` type), and a
+    /// charset other than UTF-8, which RFC 8259 makes JSON's only one: 415
+    /// `unsupported_media_type`, naming what was sent and what to send.
+    static func requireJSON(_ contentType: String?) throws {
+        let advice = "send the parameters as a JSON object with 'Content-Type: application/json'"
+        guard let contentType else {
+            throw APIError(.unsupportedMediaType, .invalidRequest, code: "unsupported_media_type", message: "the body has no Content-Type; \(advice)")
+        }
+        let parts = contentType.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let mediaType = parts[0].lowercased()
+        guard mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) else {
+            throw APIError(
+                .unsupportedMediaType,
+                .invalidRequest,
+                code: "unsupported_media_type",
+                message: "this route does not take \(shown(parts[0])); \(advice)"
+            )
+        }
+        for parameter in parts.dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, pair[0].lowercased() == "charset" else { continue }
+            let charset = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+            guard charset == "utf-8" || charset == "utf8" || charset == "us-ascii" else {
+                throw APIError(
+                    .unsupportedMediaType,
+                    .invalidRequest,
+                    code: "unsupported_media_type",
+                    message: "JSON is read as UTF-8 only, not charset=\(shown(pair[1])); send 'Content-Type: application/json' with UTF-8 text (or charset=utf-8)"
+                )
+            }
+        }
+    }
+
+    /// A client's header value fit to be quoted in an error: printable ASCII, at most 60
+    /// characters.
+    static func shown(_ value: String) -> String {
+        let printable = value.unicodeScalars.filter { (0x20..<0x7F).contains($0.value) && $0 != "'" }
+        let text = String(String.UnicodeScalarView(printable.prefix(60)))
+        return text.isEmpty ? "that type" : "'\(text)'"
     }
 
     /// Decodes a body read whole as `T`: 400 naming `param` when a field is missing or of the

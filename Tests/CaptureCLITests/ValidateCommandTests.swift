@@ -58,7 +58,7 @@ struct ValidateCommandTests {
         let json = try output.json()
         let number = try #require(json["number"] as? [String: Any])
         #expect(number["brand"] == nil)
-        #expect(number["possible_brands"] as? [String] == ["visa", "maestro", "elo"])
+        #expect(number["possible_brands"] as? [String] == ["visa", "maestro", "elo", "naranja"])
         #expect((number["error"] as? [String: Any])?["code"] as? String == "incomplete_number")
         let expiry = try #require(json["expiry"] as? [String: Any])
         #expect((expiry["error"] as? [String: Any])?["code"] as? String == "incomplete_expiry")
@@ -78,6 +78,17 @@ struct ValidateCommandTests {
         let late = try CLIRunner.run(["validate", "--expiry", "11/26", "--as-of", "2026-12-01"])
         #expect(late.status == 1)
         #expect(late.stdout.contains("expired_card"))
+        // A date in another century: the two-digit year is read in it, and the message and
+        // the JSON name the same year (12/30 on 1999-06-01 is December 1930, not "expired in
+        // 12/30" beside year 2030).
+        let old = try CLIRunner.run(["validate", "--expiry", "12/30", "--as-of", "1999-06-01", "--json"])
+        #expect(old.status == 1)
+        let expiry = try #require(try old.json()["expiry"] as? [String: Any])
+        #expect(expiry["year"] as? Int == 1930 && expiry["month"] as? Int == 12)
+        let message = try #require((expiry["error"] as? [String: Any])?["message"] as? String)
+        #expect(message == "this card expired in 12/1930; use a card that is still valid")
+        let text = try CLIRunner.run(["validate", "--expiry", "12/30", "--as-of", "1999-06-01"])
+        #expect(text.stdout.contains("expired in 12/1930") && !text.stdout.contains("12/30;"))
     }
 
     @Test("bad usage exits 2 and says what is wrong")

@@ -9,8 +9,9 @@ import Tokenizer
 
 @testable import CaptureServer
 
-/// Methods as clients expect them: HEAD wherever GET is, 405 with Allow on a known path.
-@Suite("HTTP methods")
+/// HTTP as clients expect it: HEAD wherever GET is, 405 with Allow on a known path, 415 for
+/// a body that is not JSON where JSON is taken.
+@Suite("HTTP methods and media types")
 struct HTTPMethodTests {
     struct Answer {
         let status: HTTPResponse.Status
@@ -76,6 +77,45 @@ struct HTTPMethodTests {
             let unknown = try await Self.ask(client, try #require(HTTPRequest.Method(method)), "/v1/nothing-here", key: fixture.shop.secret)
             #expect(unknown.status == .notFound)
             #expect(try decode(ErrorBody.self, unknown.body).error.code == "route_not_found")
+        }
+    }
+
+    static func post(_ client: some TestClientProtocol, _ uri: String, key: String, type: String?, body: String) async throws -> Answer {
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer \(key)"
+        if let type { headers[.contentType] = type }
+        return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body)) { response in
+            Answer(status: response.status, headers: response.headers, body: Data(response.body.readableBytesView))
+        }
+    }
+
+    @Test("a JSON route takes JSON (a charset of UTF-8 too) and refuses any other type, or none, with 415")
+    func mediaTypes() async throws {
+        let fixture = try await APIFixture()
+        let card = #"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2031, "cvc": "123"}"#
+        try await fixture.application().test(.router) { client in
+            for type in ["application/json", "application/json; charset=utf-8", "Application/JSON;charset=\"UTF-8\"", "application/vnd.api+json"] {
+                let answer = try await Self.post(client, "/v1/tokens", key: fixture.shop.publishable, type: type, body: card)
+                #expect(answer.status == .created, "\(type)")
+            }
+            for (type, says) in [
+                ("application/x-www-form-urlencoded", "does not take 'application/x-www-form-urlencoded'"),
+                ("text/plain", "does not take 'text/plain'"),
+                ("application/json; charset=latin1", "UTF-8 only, not charset='latin1'"),
+                (nil, "has no Content-Type"),
+            ] as [(String?, String)] {
+                let answer = try await Self.post(client, "/v1/tokens", key: fixture.shop.publishable, type: type, body: card)
+                #expect(answer.status == .unsupportedMediaType, "\(type ?? "none")")
+                let error = try decode(ErrorBody.self, answer.body).error
+                #expect(error.code == "unsupported_media_type" && error.type == "invalid_request_error")
+                #expect(error.message.contains(says) && error.message.contains("application/json"), "\(error.message)")
+                #expect(!error.message.contains("4242"))
+            }
+            // The secret-key routes too; a POST with no body and no type has no parameters.
+            let client_ = try await Self.post(client, "/v1/clients", key: fixture.shop.secret, type: "text/plain", body: #"{"email": "a@b.example"}"#)
+            #expect(client_.status == .unsupportedMediaType)
+            let bare = try await Self.post(client, "/v1/clients", key: fixture.shop.secret, type: nil, body: "")
+            #expect(bare.status == .created)
         }
     }
 }

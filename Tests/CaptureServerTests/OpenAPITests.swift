@@ -1,4 +1,5 @@
 import CaptureServer
+import CardCapture
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -56,6 +57,23 @@ struct OpenAPITests {
         inCode.formUnion(cards.matches(of: table).map { String($0.output.1) }.filter { !$0.hasPrefix("incomplete_") })
         #expect(inCode.count >= 35)
         #expect(inCode.subtracting(documented).isEmpty, "error codes missing from openapi.json: \(inCode.subtracting(documented).sorted())")
+    }
+
+    @Test("every card's brand enum names exactly the brands the validator knows")
+    func brands() throws {
+        func enums(_ value: Any, key: String?) -> [[String]] {
+            if let object = value as? [String: Any] {
+                var found: [[String]] = []
+                if key == "brand", let values = object["enum"] as? [String] { found.append(values) }
+                for (name, inner) in object { found += enums(inner, key: name) }
+                return found
+            }
+            if let array = value as? [Any] { return array.flatMap { enums($0, key: nil) } }
+            return []
+        }
+        let lists = enums(try Self.document(), key: nil)
+        #expect(!lists.isEmpty)
+        for list in lists { #expect(Set(list) == Set(CardBrand.all.map(\.id)), "\(list)") }
     }
 
     @Test("GET /openapi.json serves the document without a key")

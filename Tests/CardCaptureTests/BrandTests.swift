@@ -38,6 +38,11 @@ struct BrandTests {
         ("6373742300000000", .hiper, [4, 4, 4, 4]),
         ("5061000000000005", .verve, [4, 4, 4, 4]),
         ("9792000000000003", .troy, [4, 4, 4, 4]),
+        ("6502740000000001", .troy, [4, 4, 4, 4]),
+        ("6506000000000006", .troy, [4, 4, 4, 4]),
+        ("5895620000000002", .naranja, [4, 4, 4, 4]),
+        ("4029180000000009", .naranja, [4, 4, 4, 4]),
+        ("5275720000000000", .naranja, [4, 4, 4, 4]),
     ]
 
     @Test("every brand is detected from a whole valid number", arguments: numbers.indices)
@@ -56,7 +61,7 @@ struct BrandTests {
         #expect(
             CardBrand.all.map(\.id) == [
                 "visa", "mastercard", "amex", "diners", "discover", "jcb", "unionpay", "verve", "maestro", "elo", "mir", "hiper",
-                "hipercard", "troy",
+                "hipercard", "troy", "naranja",
             ]
         )
     }
@@ -68,17 +73,20 @@ struct BrandTests {
                 "",
                 [
                     "visa", "mastercard", "amex", "diners", "discover", "jcb", "unionpay", "verve", "maestro", "elo", "mir", "hiper", "hipercard",
-                    "troy",
+                    "troy", "naranja",
                 ]
             ),
-            ("4", ["visa", "maestro", "elo"]), ("41", ["visa"]), ("4011", ["visa", "elo"]), ("401178", ["elo"]), ("4936", ["visa", "maestro"]),
+            ("4", ["visa", "maestro", "elo", "naranja"]), ("41", ["visa"]), ("4029", ["visa", "naranja"]),
+            ("402918", ["naranja"]), ("402919", ["visa"]), ("4011", ["visa", "elo"]), ("401178", ["elo"]), ("4936", ["visa", "maestro"]),
             ("2", ["mastercard", "jcb", "mir"]), ("22", ["mastercard", "mir"]), ("222", ["mastercard"]), ("2720", ["mastercard"]),
-            ("2721", []), ("2200", ["mir"]), ("2205", []), ("21", ["jcb"]), ("1", ["jcb"]), ("5", ["mastercard", "verve", "maestro", "elo"]),
+            ("2721", []), ("2200", ["mir"]), ("2205", []), ("21", ["jcb"]), ("1", ["jcb"]), ("5", ["mastercard", "verve", "maestro", "elo", "naranja"]),
+            ("52", ["mastercard", "naranja"]), ("527572", ["naranja"]), ("58", ["maestro", "naranja"]), ("589562", ["naranja"]),
             ("51", ["mastercard"]), ("50", ["verve", "maestro", "elo"]), ("3", ["amex", "diners", "jcb", "hipercard"]), ("34", ["amex"]),
             ("35", ["jcb"]), ("359", []), ("30", ["diners"]), ("38", ["diners", "hipercard"]), ("3841", ["diners", "hipercard"]),
-            ("384100", ["hipercard"]), ("6", ["discover", "unionpay", "maestro", "elo", "hiper", "hipercard"]),
+            ("384100", ["hipercard"]), ("6", ["discover", "unionpay", "maestro", "elo", "hiper", "hipercard", "troy"]),
             ("60", ["discover", "maestro", "hipercard"]),
-            ("6011", ["discover"]), ("65", ["discover", "maestro", "elo"]), ("6500", ["discover", "maestro", "elo"]), ("650031", ["elo"]),
+            ("6011", ["discover"]), ("65", ["discover", "maestro", "elo", "troy"]), ("6500", ["discover", "maestro", "elo"]), ("650031", ["elo"]),
+            ("6502", ["discover", "maestro", "troy"]), ("650274", ["troy"]), ("6509", ["discover", "maestro", "elo", "troy"]),
             ("62", ["unionpay", "maestro", "elo"]),
             ("620", ["unionpay"]), ("627780", ["elo"]), ("506100", ["verve"]), ("637374", ["maestro", "hiper"]), ("63737423", ["hiper"]),
             ("8", ["unionpay"]), ("9", ["troy"]), ("98", []), ("7", []), ("0", []), ("4x", []),
@@ -92,7 +100,11 @@ struct BrandTests {
 
     @Test("where ranges overlap, the longer matching prefix wins")
     func overlaps() {
-        #expect(CardBrand.detect("6509230000000000") == .elo)  // Elo 650901-650978 over Discover 65
+        #expect(CardBrand.detect("6509230000000000") == .elo)  // Elo 650901-650978 over Discover 65, tried before Troy
+        #expect(CardBrand.detect("6503000000000000") == .troy)  // Troy 650274-650923 over Discover 65
+        #expect(CardBrand.detect("6509800000000000") == .discover)  // past both Troy's and Elo's ranges
+        #expect(CardBrand.detect("5895620000000002") == .naranja)  // over Maestro's 58
+        #expect(CardBrand.detect("4029180000000009") == .naranja)  // over Visa's 4
         #expect(CardBrand.detect("6500000000000000") == .discover)
         #expect(CardBrand.detect("6011000000000000") == .discover)  // over Maestro's 6
         #expect(CardBrand.detect("6300000000000000") == .maestro)
@@ -100,6 +112,14 @@ struct BrandTests {
         #expect(CardBrand.detect("3800000000000000") == .diners)
         #expect(CardBrand.detect("5067000000000000") == .elo)  // Elo 506699-506778, outside Maestro's ranges
         #expect(CardBrand.detect("5061000000000000") == .verve)  // Verve and Maestro both 6 digits: Verve is tried first
+    }
+
+    @Test("messages name a brand with its article: an Elo, an American Express, a Visa")
+    func articles() throws {
+        #expect(CardBrand.elo.withArticle == "an Elo" && CardBrand.amex.withArticle == "an American Express")
+        #expect(CardBrand.visa.withArticle == "a Visa" && CardBrand.naranja.withArticle == "a Naranja")
+        let error = #expect(throws: CardValidationError.self) { try PAN("506699111111") }
+        #expect(error?.message == "this number has only 12 digits; an Elo number has 16", "\(error?.message ?? "")")
     }
 
     @Test("Mastercard's 2-series starts at 2221 and ends at 2720")
@@ -121,6 +141,7 @@ struct BrandTests {
             ("unionpay", [14, 15, 16, 17, 18, 19], "CVN", 3, false), ("verve", [16, 18, 19], "CVV", 3, true),
             ("maestro", Array(12...19), "CVC", 3, true), ("elo", [16], "CVE", 3, true), ("mir", [16, 17, 18, 19], "CVP2", 3, true),
             ("hiper", [16], "CVC", 3, true), ("hipercard", [16], "CVC", 3, true), ("troy", [16], "CVV", 3, true),
+            ("naranja", [16], "CVV", 3, true),
         ]
     )
     func attributes(_ id: String, _ lengths: [Int], _ cvcName: String, _ cvcLength: Int, _ checksLuhn: Bool) throws {
@@ -138,6 +159,6 @@ struct BrandTests {
         #expect(CardBrand.diners.grouping(forLength: 16) == [4, 4, 4, 4])
         #expect(CardBrand.list([.visa]) == "Visa")
         #expect(CardBrand.list([.visa, .maestro, .elo]) == "Visa, Maestro or Elo")
-        #expect(CardBrand.list(CardBrand.all) == "Visa, Mastercard, American Express or 11 more")
+        #expect(CardBrand.list(CardBrand.all) == "Visa, Mastercard, American Express or 12 more")
     }
 }

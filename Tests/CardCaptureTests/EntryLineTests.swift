@@ -39,7 +39,7 @@ struct EntryLineTests {
         var line = try line(for: .number)
         #expect(line.note == nil)
         _ = line.press(.character("5"))
-        #expect(line.note == "Mastercard, Verve, Maestro or Elo?")
+        #expect(line.note == "Mastercard, Verve, Maestro or 2 more?")
         _ = line.press(.character("1"))
         #expect(line.note == "Mastercard")
         _ = line.press(.backspace)

@@ -58,7 +58,7 @@ struct ValidatorTests {
     func possibleBrands() {
         let four = validator.validate(number: "4")
         #expect(four.brand == nil)
-        #expect(four.possibleBrands == [.visa, .maestro, .elo])
+        #expect(four.possibleBrands == [.visa, .maestro, .elo, .naranja])
         #expect(four.number?.failure?.code == .incompleteNumber)
         let fortyOne = validator.validate(number: "41")
         #expect(fortyOne.brand == .visa)

@@ -22,7 +22,7 @@ public struct CVC: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
                 throw CardValidationError(
                     .invalidCVC,
                     .cvc,
-                    "\(brand.displayName.first.map { "AEIOU".contains($0) } == true ? "an" : "a") \(brand.displayName) security code has \(brand.cvcLength) digits; this one has \(text.utf8.count)"
+                    "\(brand.withArticle) security code has \(brand.cvcLength) digits; this one has \(text.utf8.count)"
                 )
             }
         } else {

@@ -7,8 +7,8 @@
 /// ```
 ///
 /// The table (``all``) follows Braintree's credit-card-type 10.1 (MIT), the table behind
-/// card-validator, for every brand it has; the issue tracker added Troy (9792) and
-/// Hipercard's 3841xx prefixes. Each brand's patterns are kept in the order they are tried:
+/// card-validator, for every brand it has, with its newest release's Naranja and Troy's 65
+/// range; the issue tracker added Troy's 9792 and Hipercard's 3841xx prefixes. Each brand's patterns are kept in the order they are tried:
 /// only the first one that matches a number counts (see ``detectPartial(_:)``).
 public struct CardBrand: Sendable, Hashable, CustomStringConvertible {
     /// The brand's identifier as it appears in JSON: `visa`, `mastercard`, `amex`, ….
@@ -171,13 +171,31 @@ public struct CardBrand: Sendable, Hashable, CustomStringConvertible {
         lengths: [16],
         [.prefix(606282), .prefix(384100), .prefix(384140), .prefix(384160)]
     )
-    public static let troy = CardBrand("troy", "Troy", lengths: [16], cvc: ("CVV", 3), [.prefix(9792)])
+    /// Turkey's network: its own 9792 numbers, and the 65 numbers it issues beside Discover's
+    /// (a 65 number is Discover's unless a longer Troy or Elo range claims it).
+    public static let troy = CardBrand("troy", "Troy", lengths: [16], cvc: ("CVV", 3), [.prefix(9792), .range(650274, 650923)])
+    /// Argentina's Tarjeta Naranja, including its Visa and Mastercard co-brands' BINs.
+    public static let naranja = CardBrand(
+        "naranja",
+        "Naranja",
+        lengths: [16],
+        cvc: ("CVV", 3),
+        [.prefix(589562), .prefix(402918), .prefix(527572)]
+    )
 
     /// Every brand this package knows, in the order they are tried: where two brands match a
     /// number equally well (Verve's BINs lie inside Maestro's ranges), the earlier wins.
     public static let all: [CardBrand] = [
         .visa, .mastercard, .amex, .diners, .discover, .jcb, .unionpay, .verve, .maestro, .elo, .mir, .hiper, .hipercard, .troy,
+        .naranja,
     ]
+
+    /// The brand's name with its article, for messages: "a Visa", "an Elo", "an American
+    /// Express".
+    public var withArticle: String {
+        let first = displayName.lowercased().first
+        return (first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + displayName
+    }
 
     /// The brand with this identifier, if known.
     public init?(id: String) {

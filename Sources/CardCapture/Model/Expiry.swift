@@ -58,7 +58,10 @@ public struct Expiry: Sendable, Hashable, Comparable, CustomStringConvertible {
             }
             return expiry
         case (.valid(let month), .past(let year)):
-            let formatted = (month < 10 ? "0" : "") + "\(month)/" + String(String(year).suffix(2))
+            // A two-digit year is read in today's century: shown whole when that is not the
+            // 2000s (`--as-of 1999-06-01` reads 12/30 as 1930), so that "expired" makes sense.
+            let shownYear = (2000...2099).contains(year) ? String(String(year).suffix(2)) : String(year)
+            let formatted = (month < 10 ? "0" : "") + "\(month)/" + shownYear
             throw CardValidationError(.expiredCard, .expiry, "this card expired in \(formatted); use a card that is still valid")
         case (.valid, .partial), (.partial, .valid), (.partial, .partial):
             throw CardValidationError(.incompleteExpiry, .expiry, "the expiry is not complete; write it as MM/YY, for example 12/27")
@@ -90,13 +93,14 @@ public struct Expiry: Sendable, Hashable, Comparable, CustomStringConvertible {
     }()
 
     /// The month and year an input names, whether or not they are valid today (an expired
-    /// card's date, to show it); nil when either is not a number.
+    /// card's date, to show it), a two-digit year read in today's century as ``parse(_:today:)``
+    /// reads it; nil when either is not a number.
     public static func fields(of input: String, today: CalendarDate) -> (month: Int, year: Int)? {
         let (monthText, yearText) = split(input.trimmingCharacters(in: Self.outerSpace), today: today)
         guard monthText.allSatisfy(\.isASCIIDigit), yearText.allSatisfy(\.isASCIIDigit), yearText.count == 2 || yearText.count == 4,
             let month = Int(monthText), let year = Int(yearText)
         else { return nil }
-        return (month, year < 100 ? 2000 + year : year)
+        return (month, year < 100 ? (today.year / 100) * 100 + year : year)
     }
 
     /// The month and year parts of an expiry, as card-validator's `parseDate` splits them.

@@ -69,13 +69,13 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
                 throw CardValidationError(
                     .incompleteNumber,
                     .number,
-                    "this number has only \(digits.count) digits; a \(brand.displayName) number has \(Self.describe(brand.lengths))"
+                    "this number has only \(digits.count) digits; \(brand.withArticle) number has \(Self.describe(brand.lengths))"
                 )
             }
             throw CardValidationError(
                 canGrow ? .incompleteNumber : .invalidNumber,
                 .number,
-                "a \(brand.displayName) number has \(Self.describe(brand.lengths)) digits; this one has \(digits.count)"
+                "\(brand.withArticle) number has \(Self.describe(brand.lengths)) digits; this one has \(digits.count)"
             )
         }
         guard !brand.checksLuhn || Self.luhnValid(digits) else {
@@ -84,7 +84,7 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
                 .number,
                 "this number fails the check digit; check the digits, especially the last ones"
                     + (canGrow
-                        ? " (a \(brand.displayName) number may also have \(Self.describe(brand.lengths.filter { $0 > digits.count })) digits)" : "")
+                        ? " (\(brand.withArticle) number may also have \(Self.describe(brand.lengths.filter { $0 > digits.count })) digits)" : "")
             )
         }
         self.digits = digits
