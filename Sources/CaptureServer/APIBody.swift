@@ -45,7 +45,8 @@ enum APIBody {
                     .unsupportedMediaType,
                     .invalidRequest,
                     code: "unsupported_media_type",
-                    message: "JSON is read as UTF-8 only, not charset=\(shown(pair[1])); send 'Content-Type: application/json' with UTF-8 text (or charset=utf-8)"
+                    message: "JSON is read as UTF-8 only, not charset=\(shown(pair[1])); "
+                        + "send 'Content-Type: application/json' with UTF-8 text (or charset=utf-8)"
                 )
             }
         }

@@ -115,7 +115,8 @@ public struct APIError: HTTPResponseError, Sendable {
         switch error.code {
         case .tokenNotFound:
             self.init(.notFound, .invalidRequest, code: code, message: error.message, param: "token")
-        case .clientNotFound, .paymentMethodNotFound, .transactionNotFound, .checkoutSessionNotFound, .webhookEndpointNotFound:
+        case .clientNotFound, .paymentMethodNotFound, .transactionNotFound, .checkoutSessionNotFound, .webhookEndpointNotFound,
+            .eventNotFound, .webhookDeliveryNotFound:
             self.init(.notFound, .invalidRequest, code: code, message: error.message, param: error.param)
         case .tokenExpired:
             self.init(.gone, .invalidRequest, code: code, message: error.message, param: "token")
@@ -135,7 +136,7 @@ public struct APIError: HTTPResponseError, Sendable {
             self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "currency")
         case .notRefundable, .invalidRequest:
             self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: error.param)
-        case .checkoutSessionNotOpen:
+        case .checkoutSessionNotOpen, .webhookDeliveryPending:
             self.init(.conflict, .invalidRequest, code: code, message: error.message, param: error.param)
         case .processorError:
             self.init(.badGateway, .api, code: code, message: error.message)

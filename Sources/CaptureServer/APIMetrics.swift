@@ -1,12 +1,15 @@
 import CardCapture
 import CoreMetrics
+import Foundation
 import Metrics
 public import Prometheus
 import Synchronization
+import Tokenizer
 
 /// What the server counts, through swift-metrics into a Prometheus registry of its own
 /// (served at `GET /metrics`): requests by route and status with their durations, scans by
-/// outcome with their durations, transactions by outcome, tokens made.
+/// outcome with their durations, transactions by outcome, tokens made, webhook attempts and
+/// deliveries by outcome and the webhook queue.
 ///
 /// Labels are route templates (`/v1/tokens/{id}`), statuses and outcomes: never ids,
 /// merchants or card data.
@@ -18,6 +21,7 @@ public final class APIMetrics: Sendable {
     /// statuses, outcomes), so is this.
     private let counters = Mutex<[[String]: CoreMetrics.Counter]>([:])
     private let timers = Mutex<[[String]: CoreMetrics.Timer]>([:])
+    private let gauges = Mutex<[[String]: CoreMetrics.Gauge]>([:])
     /// Tokens made by source and transactions by status, found by that one value: the table
     /// above builds and hashes a key of the label and every dimension, a percent of a token
     /// request's time (perf, bench-api).
@@ -82,6 +86,21 @@ public final class APIMetrics: Sendable {
         counter("transactions_total", "status", status, in: transactionCounters).increment()
     }
 
+    /// One webhook attempt, by what followed it: `succeeded`, `retry` or `failed` (given up).
+    /// A delivery ends with the first or the last, counted in `webhook_deliveries_total`.
+    func webhookAttempt(outcome: String) {
+        counter("webhook_attempts_total", [("outcome", outcome)]).increment()
+        if outcome != "retry" { counter("webhook_deliveries_total", [("outcome", outcome)]).increment() }
+    }
+
+    /// The webhook queue as the store has it now (read when `/metrics` is asked): deliveries
+    /// pending, over every merchant, and the age of the oldest (0 with none).
+    func webhookQueue(_ state: WebhookQueueState, now: Date) {
+        gauge("webhook_queue_pending").record(state.pending)
+        let age = state.oldestPendingCreatedAt.map { max(0, now.timeIntervalSince($0)) } ?? 0
+        gauge("webhook_oldest_pending_age_seconds").record(age)
+    }
+
     /// The counter of `label` with one dimension, kept in `made` by that dimension's value.
     private func counter(
         _ label: String,
@@ -94,6 +113,10 @@ public final class APIMetrics: Sendable {
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
         Self.handler(in: counters, label, dimensions) { CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory) }
+    }
+
+    private func gauge(_ label: String) -> CoreMetrics.Gauge {
+        Self.handler(in: gauges, label, []) { CoreMetrics.Gauge(label: label, dimensions: [], factory: factory) }
     }
 
     private func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {

@@ -96,7 +96,10 @@ public struct CaptureAPI: Sendable {
             return APIJSON.response(.ok, Array(#"{"status":"ok"}"#.utf8))
         }
         router.get("openapi.json") { _, _ in APIJSON.response(.ok, Self.openAPIDocument) }
-        router.get("metrics") { _, _ in
+        router.get("metrics") { [payments, vault] _, _ in
+            // The queue is read from the store as it is asked for; without the store, the
+            // gauges keep what they last showed and the rest is still served.
+            if let queue = try? await payments.webhookQueueState() { metrics.webhookQueue(queue, now: vault.configuration.now()) }
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
@@ -109,6 +112,7 @@ public struct CaptureAPI: Sendable {
         PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)
         CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL, overTLS: tls != nil).add(to: v1)
         WebhookRoutes(payments: payments, idempotent: idempotent).add(to: v1)
+        EventRoutes(payments: payments, idempotent: idempotent).add(to: v1)
         CheckoutPageRoutes(
             payments: payments,
             scanning: scanning,
@@ -197,7 +201,7 @@ public struct CaptureAPI: Sendable {
             configuration: .init(address: .hostname(host, port: port), serverName: "card-capture"),
             services: [
                 VaultSweeper(payments: payments, interval: sweepInterval, pendingAge: idempotencyLease, retentionDays: retentionDays, logger: logger),
-                WebhookDispatcher(payments: payments, configuration: webhooks.dispatcher, logger: logger),
+                WebhookDispatcher(payments: payments, configuration: webhooks.dispatcher, logger: logger, metrics: metrics),
             ],
             logger: logger
         )

@@ -52,9 +52,12 @@ struct VaultSweeper: Service {
         if deleted > 0 {
             logger.info("deleted tokens and scans past retention", metadata: ["records": "\(deleted)", "days": "\(retentionDays)"])
         }
-        let deliveries = try await payments.deleteWebhookRecords(olderThanDays: retentionDays)
-        if deliveries > 0 {
-            logger.info("deleted webhook deliveries past retention", metadata: ["deliveries": "\(deliveries)", "days": "\(retentionDays)"])
+        let webhooks = try await payments.deleteWebhookRecords(olderThanDays: retentionDays)
+        if webhooks.deliveries > 0 || webhooks.events > 0 {
+            logger.info(
+                "deleted webhook deliveries and events past retention",
+                metadata: ["deliveries": "\(webhooks.deliveries)", "events": "\(webhooks.events)", "days": "\(retentionDays)"]
+            )
         }
     }
 }

@@ -129,17 +129,18 @@ extension PostgresVaultStore {
 
     static let transactionColumns = """
         id, merchant_id, status, amount, currency, refunded_amount, description, client_id, payment_method_id, token_id, \
-        decline_code, processor_reference, brand, bin, last4, exp_month, exp_year, created_at, idempotency_key, checkout_session_id
+        decline_code, processor_reference, brand, bin, last4, exp_month, exp_year, created_at, idempotency_key, checkout_session_id, \
+        pan_length
         """
 
     static func transaction(_ row: PostgresRow) throws -> TransactionRecord {
         let (
             id, merchant, status, amount, currency, refunded, description, client, method, token, decline, reference, brand, bin,
-            last4, month, year, created, idempotencyKey, session
+            last4, month, year, created, idempotencyKey, session, length
         ) = try row.decode(
             (
                 String, String, String, Int, String, Int, String?, String?, String?, String?, String?, String?, String, String,
-                String, Int, Int, Date, String?, String?
+                String, Int, Int, Date, String?, String?, Int?
             ).self
         )
         return TransactionRecord(
@@ -162,7 +163,8 @@ extension PostgresVaultStore {
             expYear: year,
             createdAt: created.stored,
             idempotencyKey: idempotencyKey,
-            checkoutSessionID: session
+            checkoutSessionID: session,
+            panLength: length
         )
     }
 
@@ -174,7 +176,7 @@ extension PostgresVaultStore {
             VALUES (\(record.id), \(record.merchantID), \(record.status), \(record.amount), \(record.currency), \(record.refundedAmount),
               \(record.description), \(record.clientID), \(record.paymentMethodID), \(record.tokenID), \(record.declineCode),
               \(record.processorReference), \(record.brand), \(record.bin), \(record.last4), \(record.expMonth), \(record.expYear),
-              \(record.createdAt.stored), \(record.idempotencyKey), \(record.checkoutSessionID))
+              \(record.createdAt.stored), \(record.idempotencyKey), \(record.checkoutSessionID), \(record.panLength))
             """,
             connection,
             logger
@@ -203,6 +205,7 @@ extension PostgresVaultStore {
         settled.declineCode = settlement.declineCode
         settled.processorReference = settlement.processorReference
         settled.paymentMethodID = settlement.paymentMethodID ?? pending.paymentMethodID
+        settled.panLength = settlement.panLength ?? pending.panLength
         let record = settled
         if settled.status == "succeeded", settled.checkoutSessionID != nil {
             return try await settleCompletingSession(pending, as: settlement, settled: record, events: events)
@@ -210,7 +213,7 @@ extension PostgresVaultStore {
         // One statement, so one round trip and one commit: the charge settled if it is still
         // pending (of two servers settling one, a request and a recovery, one changes it), and
         // its event with a delivery to each of the merchant's endpoints that takes its type,
-        // written only if it was. The event is made before it is known to be needed (a few
+        // written only if it was (and the event only when events are kept). The event is made before it is known to be needed (a few
         // microseconds of JSON), so that it goes in the same statement.
         let now = events?.now() ?? Date()
         let draft = try events.flatMap { try $0.settled(record) }
@@ -243,7 +246,8 @@ extension PostgresVaultStore {
         WITH settled AS (
           UPDATE "transaction" SET status = \(settlement.status), decline_code = \(settlement.declineCode),
             processor_reference = \(settlement.processorReference),
-            payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id)
+            payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id),
+            pan_length = COALESCE(\(settlement.panLength), pan_length)
           WHERE id = \(transactionID) AND status = 'pending'
           RETURNING id),
         takers AS (
@@ -255,7 +259,7 @@ extension PostgresVaultStore {
           INSERT INTO webhook_event (id, merchant_id, type, body, created_at)
           SELECT \(event?.id ?? ""), \(merchantID), \(event?.type ?? ""), \(event?.body ?? Data()),
             \(now.stored)
-          WHERE EXISTS (SELECT 1 FROM takers)
+          WHERE \(event != nil) AND EXISTS (SELECT 1 FROM settled)
           RETURNING id),
         deliveries AS (
           INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts,
@@ -292,7 +296,8 @@ extension PostgresVaultStore {
                 """
                 UPDATE "transaction" SET status = \(settlement.status), decline_code = \(settlement.declineCode),
                   processor_reference = \(settlement.processorReference),
-                  payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id)
+                  payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id),
+                  pan_length = COALESCE(\(settlement.panLength), pan_length)
                 WHERE id = \(pending.id) AND status = 'pending'
                 """,
                 connection,

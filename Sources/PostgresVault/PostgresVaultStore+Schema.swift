@@ -14,7 +14,7 @@ extension PostgresVaultStore {
 
     /// The schema, from the first version. It is SQLite's schema at its version 13 (the vault
     /// the PostgreSQL store started from) in PostgreSQL's types: times as timestamptz (to the
-    /// millisecond), sealed data as bytea.
+    /// millisecond), sealed data as bytea. Version 2 follows SQLite's 14.
     static let migrations: [Migration] = [
         Migration(
             version: 1,
@@ -133,7 +133,19 @@ extension PostgresVaultStore {
                   PRIMARY KEY (delivery_id, number))
                 """,
             ]
-        )
+        ),
+        Migration(
+            version: 2,
+            name: "events kept, card lengths",
+            statements: [
+                // Every event is kept, endpoint or not (GET /v1/events), listed newest first
+                // by merchant and found by time for the retention sweep; a charge keeps its
+                // card's length for Inner Fence's redacted number.
+                "CREATE INDEX webhook_event_by_merchant ON webhook_event (merchant_id, created_at, id)",
+                "CREATE INDEX webhook_event_by_time ON webhook_event (created_at)",
+                #"ALTER TABLE "transaction" ADD COLUMN pan_length integer"#,
+            ]
+        ),
     ]
 
     /// The newest schema version this build knows.

@@ -187,7 +187,7 @@ extension PostgresVaultStore {
           INSERT INTO "transaction" (\(unescaped: Self.transactionColumns))
           SELECT \(charge?.transactionID), merchant_id, 'pending', \(amount), \(currency), 0, \(charge?.description),
             \(charge?.clientID), NULL, id, NULL, NULL, brand, bin, last4, exp_month, exp_year,
-            \(charge?.createdAt.stored), \(charge?.idempotencyKey), \(charge?.checkoutSessionID)
+            \(charge?.createdAt.stored), \(charge?.idempotencyKey), \(charge?.checkoutSessionID), NULL
           FROM spent WHERE \(charge != nil)
           RETURNING id)
         SELECT spent.*, (SELECT count(*) FROM charge) FROM spent

@@ -73,14 +73,16 @@ extension PostgresVaultStore {
 
     // MARK: - Events
 
-    public func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String? {
+    public func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String {
         try await transaction { [logger] connection in
-            try await Self.record({ draft }, merchantID: draft.merchantID, at: now, connection, logger)
+            let id = try await Self.record({ draft }, merchantID: draft.merchantID, at: now, connection, logger)
+            return id ?? ""
         }
     }
 
-    /// Writes an event and its deliveries, in the caller's transaction, when the merchant has
-    /// endpoints that take its type; returns its id, or nil (nothing written) when none does.
+    /// Writes an event, in the caller's transaction, with a delivery for each of the
+    /// merchant's endpoints that takes its type; returns its id (nil when `draft` gives none:
+    /// the change tells of nothing).
     @discardableResult
     static func record(
         _ draft: () throws -> WebhookEventDraft?,
@@ -89,14 +91,7 @@ extension PostgresVaultStore {
         _ connection: PostgresConnection,
         _ logger: Logger
     ) async throws -> String? {
-        let endpoints = try await rows(
-            "SELECT id, events FROM webhook_endpoint WHERE merchant_id = \(merchantID) AND deleted_at IS NULL",
-            connection,
-            logger
-        ).map { row in try row.decode((String, String?).self) }
-        guard !endpoints.isEmpty, let draft = try draft() else { return nil }
-        let takers = draft.takers(among: endpoints.map { (id: $0.0, events: $0.1) })
-        guard !takers.isEmpty else { return nil }
+        guard let draft = try draft() else { return nil }
         let id = ObjectID.random(.event).rawValue
         try await execute(
             """
@@ -106,18 +101,133 @@ extension PostgresVaultStore {
             connection,
             logger
         )
-        for endpoint in takers {
-            let delivery = ObjectID.random(.webhookDelivery).rawValue
-            try await execute(
+        let endpoints = try await rows(
+            "SELECT id, events FROM webhook_endpoint WHERE merchant_id = \(merchantID) AND deleted_at IS NULL",
+            connection,
+            logger
+        ).map { row in try row.decode((String, String?).self) }
+        for endpoint in draft.takers(among: endpoints.map { (id: $0.0, events: $0.1) }) {
+            try await insertDelivery(event: id, type: draft.type, merchantID: draft.merchantID, endpoint: endpoint, at: now, connection, logger)
+        }
+        return id
+    }
+
+    /// A pending delivery of an event to an endpoint, due at once; its id.
+    @discardableResult
+    static func insertDelivery(
+        event: String,
+        type: String,
+        merchantID: String,
+        endpoint: String,
+        at now: Date,
+        _ connection: PostgresConnection,
+        _ logger: Logger
+    ) async throws -> String {
+        let delivery = ObjectID.random(.webhookDelivery).rawValue
+        try await execute(
+            """
+            INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at)
+            VALUES (\(delivery), \(merchantID), \(endpoint), \(event), \(type), 'pending', 0, \(now.stored), \(now.stored))
+            """,
+            connection,
+            logger
+        )
+        return delivery
+    }
+
+    static let eventColumns = "id, merchant_id, type, body, created_at"
+
+    static func event(_ row: PostgresRow) throws -> WebhookEventRecord {
+        let (id, merchant, type, body, created) = try row.decode((String, String, String, Data, Date).self)
+        return WebhookEventRecord(id: id, merchantID: merchant, type: type, body: Array(body), createdAt: created.stored)
+    }
+
+    public func webhookEvent(id: String, merchantID: String) async throws -> WebhookEventRecord? {
+        try await rows(
+            "SELECT \(unescaped: Self.eventColumns) FROM webhook_event WHERE id = \(id) AND merchant_id = \(merchantID)"
+        ).first.map(Self.event)
+    }
+
+    public func webhookEvents(
+        merchantID: String,
+        filter: WebhookEventFilter,
+        after: WebhookEventRecord?,
+        limit: Int
+    ) async throws
+        -> [WebhookEventRecord]
+    {
+        // Each condition is bound whether or not it is given (NULL passes it): one text.
+        try await rows(
+            """
+            SELECT \(unescaped: Self.eventColumns) FROM webhook_event
+            WHERE merchant_id = \(merchantID)
+              AND (\(filter.type)::text IS NULL OR type = \(filter.type))
+              AND (\(filter.createdFrom?.stored)::timestamptz IS NULL OR created_at >= \(filter.createdFrom?.stored))
+              AND (\(filter.createdBefore?.stored)::timestamptz IS NULL OR created_at < \(filter.createdBefore?.stored))
+              AND (\(after?.createdAt.stored)::timestamptz IS NULL
+                OR (created_at, id) < (\(after?.createdAt.stored), \(after?.id ?? "")))
+            ORDER BY created_at DESC, id DESC LIMIT \(limit)
+            """
+        ).map(Self.event)
+    }
+
+    public func redeliverWebhookEvent(
+        id: String,
+        merchantID: String,
+        endpointIDs: [String]?,
+        at now: Date
+    ) async throws
+        -> [WebhookDeliveryRecord]
+    {
+        try await transaction { [logger] connection in
+            guard
+                let event = try await Self.rows(
+                    "SELECT \(unescaped: Self.eventColumns) FROM webhook_event WHERE id = \(id) AND merchant_id = \(merchantID)",
+                    connection,
+                    logger
+                ).first.map(Self.event)
+            else { return [] }
+            // The endpoints locked, so that two resends at once make one delivery each.
+            let endpoints = try await Self.rows(
                 """
-                INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at)
-                VALUES (\(delivery), \(draft.merchantID), \(endpoint), \(id), \(draft.type), 'pending', 0, \(now.stored), \(now.stored))
+                SELECT id, events FROM webhook_endpoint w WHERE merchant_id = \(merchantID) AND deleted_at IS NULL
+                  AND NOT EXISTS (
+                    SELECT 1 FROM webhook_delivery d WHERE d.event_id = \(id) AND d.endpoint_id = w.id AND d.status = 'pending')
+                ORDER BY created_at, id FOR UPDATE
                 """,
                 connection,
                 logger
-            )
+            ).map { row in try row.decode((String, String?).self) }.map { (id: $0.0, events: $0.1) }
+            let chosen =
+                endpointIDs.map { wanted in endpoints.map(\.id).filter(wanted.contains) }
+                ?? WebhookEventDraft(type: event.type, merchantID: merchantID, object: []).takers(among: endpoints)
+            var made: [String] = []
+            for endpoint in chosen {
+                made.append(
+                    try await Self.insertDelivery(
+                        event: id,
+                        type: event.type,
+                        merchantID: merchantID,
+                        endpoint: endpoint,
+                        at: now,
+                        connection,
+                        logger
+                    )
+                )
+            }
+            guard !made.isEmpty else { return [] }
+            return try await Self.rows(
+                "SELECT \(unescaped: Self.deliveryColumns) FROM webhook_delivery WHERE id = ANY(\(made)) ORDER BY endpoint_id",
+                connection,
+                logger
+            ).map(Self.delivery)
         }
-        return id
+    }
+
+    public func webhookQueueState() async throws -> WebhookQueueState {
+        let row = try await rows("SELECT count(*), min(created_at) FROM webhook_delivery WHERE status = 'pending'").first
+        let (count, oldest) = try row?.decode((Int, Date?).self) ?? (0, nil)
+        return WebhookQueueState(pending: count, oldestPendingCreatedAt: oldest?.stored)
     }
 
     // MARK: - Deliveries
@@ -267,32 +377,30 @@ extension PostgresVaultStore {
         }
     }
 
-    public func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> Int {
+    public func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> (deliveries: Int, events: Int) {
         try await transaction { [logger] connection in
-            // A batch of finished deliveries, oldest first; then the events of that batch that
+            // A batch of finished deliveries, oldest first; then a batch of old events that
             // have no delivery left.
-            let events = try await Self.rows(
+            let deliveries = try await Self.execute(
                 """
                 DELETE FROM webhook_delivery WHERE id IN (
                   SELECT id FROM webhook_delivery WHERE created_at < \(cutoff.stored) AND status != 'pending'
                   ORDER BY created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                RETURNING event_id
                 """,
                 connection,
                 logger
-            ).map { try $0.decode(String.self) }
-            let distinct = Array(Set(events))
-            if !distinct.isEmpty {
-                try await Self.execute(
-                    """
-                    DELETE FROM webhook_event WHERE id = ANY(\(distinct))
-                      AND NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_id = webhook_event.id)
-                    """,
-                    connection,
-                    logger
-                )
-            }
-            return events.count
+            )
+            let events = try await Self.execute(
+                """
+                DELETE FROM webhook_event WHERE id IN (
+                  SELECT id FROM webhook_event e WHERE created_at < \(cutoff.stored)
+                    AND NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_id = e.id)
+                  ORDER BY created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                """,
+                connection,
+                logger
+            )
+            return (deliveries, events)
         }
     }
 }

@@ -62,7 +62,7 @@ struct ChargeURLCommand: AsyncParsableCommand {
             let (status, data) = try await secret.send("POST", "v1/transactions", body: body, idempotencyKey: UUID().uuidString)
             let transaction = try APIClient.object(status, data)
             let outcome = transaction["status"] as? String ?? "failed"
-            let card = transaction["card"] as? [String: Any] ?? [:]
+            let charged = transaction["card"] as? [String: Any] ?? [:]
             let id = transaction["id"] as? String ?? ""
             Terminal.writeError(
                 "capture-cli: \(id) \(outcome) \(CheckoutReturn.decimal(request.total, exponent: request.exponent)) \(request.currency)"
@@ -73,8 +73,9 @@ struct ChargeURLCommand: AsyncParsableCommand {
                     transactionID: id,
                     amount: request.total,
                     currency: request.currency,
-                    brand: card["brand"] as? String ?? "",
-                    last4: card["last4"] as? String ?? "",
+                    brand: charged["brand"] as? String ?? "",
+                    last4: charged["last4"] as? String ?? "",
+                    length: card.number.utf8.filter { (48...57).contains($0) }.count,
                     tax: request.tax
                 )
             )

@@ -21,7 +21,7 @@ struct CheckoutCommand: AsyncParsableCommand {
         @Option(help: "The ISO 4217 currency, such as USD.")
         var currency: String
 
-        @Option(name: .customLong("return-url"), help: "Where the buyer goes once paid (http or https).")
+        @Option(name: .customLong("return-url"), help: "Where the buyer goes once paid: https://…, or an app's own scheme (com-your-app://done).")
         var returnURL: String
 
         @Option(name: .customLong("cancel-url"), help: "Where the buyer goes on Cancel; the return URL when not given.")

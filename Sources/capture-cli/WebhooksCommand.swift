@@ -10,9 +10,51 @@ import Tokenizer
 struct WebhooksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webhooks",
-        abstract: "Receive webhook events while developing.",
-        subcommands: [Listen.self]
+        abstract: "Receive webhook events while developing, and send an event again.",
+        subcommands: [Listen.self, Resend.self]
     )
+
+    struct Resend: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send an event again, signed anew with the same body, to every endpoint that takes its type (needs a secret key).",
+            discussion: """
+                Events are kept for the retention period whether or not an endpoint took them (GET /v1/events), so an \
+                event from before an endpoint was made can be sent to it. An endpoint with a delivery of the event still \
+                pending is left to it. Prints one line per endpoint it is sent to (the delivery, the endpoint).
+
+                Exit status: 0 when sent to at least one endpoint, 1 when to none (no endpoint takes its type, or each \
+                has it pending), 2 on bad usage or when the server refuses it (an unknown event).
+                """
+        )
+
+        @Argument(help: "The event (evt_…).")
+        var event: String
+
+        @OptionGroup var server: ServerOptions
+
+        func validate() throws {
+            guard event.hasPrefix("evt_") else { throw ValidationError("give an event id, such as evt_…; GET /v1/events lists them") }
+        }
+
+        func run() async throws {
+            let path = "v1/events/" + (event.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["_"])) ?? event) + "/resend"
+            let (status, data) = try await server.client().send("POST", path, body: [:])
+            let list = try APIClient.object(status, data)
+            if server.json { print(String(decoding: data, as: UTF8.self)) }
+            let deliveries = list["data"] as? [[String: Any]] ?? []
+            guard !deliveries.isEmpty else {
+                Terminal.writeError(
+                    "capture-cli: \(event) was not sent: no endpoint takes its type now, or each one has it pending already"
+                )
+                throw ExitCode(1)
+            }
+            if !server.json {
+                for delivery in deliveries {
+                    print("\(delivery["id"] as? String ?? "?") \(delivery["endpoint"] as? String ?? "?") \(delivery["type"] as? String ?? "")")
+                }
+            }
+        }
+    }
 
     struct Listen: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

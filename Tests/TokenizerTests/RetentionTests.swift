@@ -38,7 +38,7 @@ struct RetentionTests {
         let store = try SQLiteVaultStore.inMemory()
         let statements = [
             SQLiteVaultStore.deleteExpiredTokens, SQLiteVaultStore.deleteExpiredScans, SQLiteVaultStore.deleteOldDeliveries,
-            SQLiteVaultStore.deleteOrphanEvent,
+            SQLiteVaultStore.deleteOldEvents,
         ]
         for sql in statements {
             let plan = try await store.queryPlan(sql)

@@ -89,7 +89,7 @@ struct WebhookTests {
     }
 
     @Test(
-        "a settled charge and a refund write their events for the endpoints that take them, and none for a merchant without endpoints",
+        "a settled charge and a refund write their events for the endpoints that take them, and no delivery for a merchant without endpoints",
         arguments: StoreKind.allCases
     )
     func chargeEvents(store: StoreKind) async throws {
@@ -122,10 +122,11 @@ struct WebhookTests {
         due = try await Self.due(payments)
         #expect(due.map(\.1.type) == ["refund.created"] && due.first?.1.data.object["id"] == .text(refund.id))
 
-        // Another merchant with no endpoints: its charges write nothing.
+        // Another merchant with no endpoints: its charges' events are kept, and sent nowhere.
         let other = try await fixture.vault.createMerchant(named: "other").merchant.id
         _ = try await Self.charge(payments, "4242424242424242", merchantID: other)
         #expect(try await Self.due(payments).isEmpty)
+        #expect(try await payments.events(merchantID: other).items.map(\.type) == ["transaction.succeeded"])
         // Payments without an object writer (no server to send from) write no events either.
         _ = try await Self.charge(Payments(vault: fixture.vault), "4242424242424242", merchantID: fixture.merchantID)
         #expect(try await Self.due(payments).isEmpty)
@@ -360,10 +361,16 @@ struct WebhookTests {
         #expect(full?.message.contains("at most 16") == true)
     }
 
-    @Test("finished deliveries and their events go after the retention period; pending ones stay", arguments: StoreKind.allCases)
+    @Test(
+        "finished deliveries and events go after the retention period (an event no endpoint took as well); pending ones stay",
+        arguments: StoreKind.allCases
+    )
     func retention(store: StoreKind) async throws {
         let fixture = try await VaultFixture(store)
         let payments = Self.payments(fixture)
+        // Before any endpoint: its event is kept all the same, for GET /v1/events.
+        let early = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
+        #expect(try await payments.events(merchantID: fixture.merchantID).items.map(\.type) == ["transaction.succeeded"])
         let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
         _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
         _ = try await Self.charge(payments, "4000000000000002", merchantID: fixture.merchantID)
@@ -381,9 +388,10 @@ struct WebhookTests {
             )
         }
         fixture.clock.advance(seconds: 29 * 86_400)
-        #expect(try await payments.deleteWebhookRecords(olderThanDays: 30) == 0)
+        #expect(try await payments.deleteWebhookRecords(olderThanDays: 30) == (0, 0))
         fixture.clock.advance(seconds: 2 * 86_400)
-        #expect(try await payments.deleteWebhookRecords(olderThanDays: 30) == 1)
+        #expect(try await payments.deleteWebhookRecords(olderThanDays: 30) == (1, 2))
+        #expect(early.status == "succeeded")
         let left = try await payments.webhookDeliveries(endpoint: endpoint.endpoint.id, merchantID: fixture.merchantID).items
         #expect(left.map(\.delivery.id) == [due[1].0.delivery.id] && left.first?.delivery.status == "pending")
         // The delivered one's event went with it; the pending one's stays.
@@ -402,5 +410,120 @@ struct WebhookTests {
                 #expect(bytes.range(of: Data(endpoint.secret.utf8)) == nil, "\(file) holds the secret in the clear")
             }
         }
+    }
+
+    @Test(
+        "every event is kept: listed newest first, by type and time, a page at a time, and read by id as it was sent",
+        arguments: StoreKind.allCases
+    )
+    func eventsListed(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let payments = Self.payments(fixture)
+        let merchant = fixture.merchantID
+        let start = fixture.clock.now
+        let paid = try await Self.charge(payments, "4242424242424242", merchantID: merchant)
+        fixture.clock.advance(seconds: 10)
+        let declined = try await Self.charge(payments, "4000000000000002", merchantID: merchant)
+        fixture.clock.advance(seconds: 10)
+        _ = try await payments.refund(paid.id, amount: 100, merchantID: merchant)
+
+        let all = try await payments.events(merchantID: merchant)
+        #expect(all.items.map(\.type) == ["refund.created", "transaction.declined", "transaction.succeeded"] && !all.hasMore)
+        let declines = try await payments.events(merchantID: merchant, filter: WebhookEventFilter(type: "transaction.declined"))
+        let body = try JSONDecoder().decode(EventBody.self, from: Data(try #require(declines.items.first).body))
+        #expect(declines.items.count == 1 && body.data.object["id"] == .text(declined.id) && body.type == "transaction.declined")
+        // The range: from the second charge's second, before the refund's.
+        let range = WebhookEventFilter(createdFrom: start.addingTimeInterval(10), createdBefore: start.addingTimeInterval(20))
+        #expect(try await payments.events(merchantID: merchant, filter: range).items.map(\.type) == ["transaction.declined"])
+        // Pages of one.
+        let first = try await payments.events(merchantID: merchant, limit: 1)
+        let second = try await payments.events(merchantID: merchant, startingAfter: first.items[0].id, limit: 1)
+        #expect(first.hasMore && second.hasMore && second.items.map(\.type) == ["transaction.declined"])
+        // By id: the very bytes an endpoint is sent; another merchant's is not found.
+        let read = try await payments.event(first.items[0].id, merchantID: merchant)
+        #expect(read == first.items[0] && read.body == all.items[0].body)
+        let other = try await fixture.vault.createMerchant(named: "other").merchant.id
+        let hidden = await #expect(throws: VaultError.self) { try await payments.event(read.id, merchantID: other) }
+        #expect(hidden?.code == .eventNotFound)
+        let unknown = await #expect(throws: VaultError.self) {
+            try await payments.events(merchantID: merchant, filter: WebhookEventFilter(type: "transaction.paid"))
+        }
+        #expect(unknown?.code == .invalidRequest && unknown?.param == "type")
+    }
+
+    @Test(
+        "an event is sent again, same body, to endpoints made after it; one still pending is not sent twice",
+        arguments: StoreKind.allCases
+    )
+    func resend(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let payments = Self.payments(fixture)
+        let merchant = fixture.merchantID
+        _ = try await Self.charge(payments, "4242424242424242", merchantID: merchant)
+        let event = try #require(try await payments.events(merchantID: merchant).items.first)
+        #expect(try await payments.resendEvent(event.id, merchantID: merchant).isEmpty, "no endpoint yet")
+        let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: merchant)
+        _ = try await payments.createWebhookEndpoint(url: "https://shop.example/refunds", events: ["refund.created"], merchantID: merchant)
+        let made = try await payments.resendEvent(event.id, merchantID: merchant)
+        #expect(made.map(\.endpointID) == [endpoint.endpoint.id] && made.first?.status == "pending" && made.first?.eventID == event.id)
+        #expect(try await payments.resendEvent(event.id, merchantID: merchant).isEmpty, "pending already")
+        let due = try await Self.due(payments)
+        #expect(due.count == 1 && due.first?.0.body == event.body)
+        try await payments.recordWebhookAttempt(
+            try #require(due.first?.0),
+            statusCode: 204,
+            error: nil,
+            startedAt: fixture.clock.now,
+            duration: .milliseconds(3),
+            schedule: Payments.WebhookSchedule()
+        )
+        // Delivered: it may be sent again, as a new delivery beside the first.
+        #expect(try await payments.resendEvent(event.id, merchantID: merchant).count == 1)
+        #expect(try await payments.webhookDeliveries(endpoint: endpoint.endpoint.id, merchantID: merchant).items.count == 2)
+        let unknown = await #expect(throws: VaultError.self) { try await payments.resendEvent("evt_nothing", merchantID: merchant) }
+        #expect(unknown?.code == .eventNotFound)
+    }
+
+    @Test(
+        "a finished delivery is tried again as a new one; a pending one is refused, and the queue shows it",
+        arguments: StoreKind.allCases
+    )
+    func retryDelivery(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let payments = Self.payments(fixture)
+        let merchant = fixture.merchantID
+        let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: merchant)
+        let other = try await payments.createWebhookEndpoint(url: "https://shop.example/other", events: ["refund.created"], merchantID: merchant)
+        _ = try await Self.charge(payments, "4242424242424242", merchantID: merchant)
+        #expect(try await payments.webhookQueueState() == WebhookQueueState(pending: 1, oldestPendingCreatedAt: StoreDate.stored(fixture.clock.now)))
+        let (due, _) = try #require(try await Self.due(payments).first)
+        let pending = await #expect(throws: VaultError.self) {
+            try await payments.retryWebhookDelivery(due.delivery.id, endpoint: endpoint.endpoint.id, merchantID: merchant)
+        }
+        #expect(pending?.code == .webhookDeliveryPending)
+        // It fails for good (no time left in its window).
+        let outcome = try await payments.recordWebhookAttempt(
+            due,
+            statusCode: 500,
+            error: nil,
+            startedAt: fixture.clock.now,
+            duration: .milliseconds(3),
+            schedule: Payments.WebhookSchedule(window: .seconds(0))
+        )
+        #expect(outcome == .failed)
+        #expect(try await payments.webhookQueueState().pending == 0)
+        fixture.clock.advance(seconds: 3 * 86_400)
+        let wrong = await #expect(throws: VaultError.self) {
+            try await payments.retryWebhookDelivery(due.delivery.id, endpoint: other.endpoint.id, merchantID: merchant)
+        }
+        #expect(wrong?.code == .webhookDeliveryNotFound)
+        let again = try await payments.retryWebhookDelivery(due.delivery.id, endpoint: endpoint.endpoint.id, merchantID: merchant)
+        #expect(again.id != due.delivery.id && again.eventID == due.delivery.eventID && again.status == "pending" && again.attempts == 0)
+        let resent = try #require(try await Self.due(payments).first)
+        #expect(resent.0.delivery.id == again.id && resent.0.body == due.body)
+        let twice = await #expect(throws: VaultError.self) {
+            try await payments.retryWebhookDelivery(due.delivery.id, endpoint: endpoint.endpoint.id, merchantID: merchant)
+        }
+        #expect(twice?.code == .webhookDeliveryPending)
     }
 }

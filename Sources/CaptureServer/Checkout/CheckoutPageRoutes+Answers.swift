@@ -59,7 +59,10 @@ extension CheckoutPageRoutes {
             view.ended = ended(session, merchant: merchant, transaction: transaction)
             if !forward { view.ended?.forward = nil }
         }
-        var response = html(status, pages.render(view))
+        // The merchant's return and cancel addresses (an app's scheme among them) are where
+        // the page sends the buyer on: the form-action policy names them as well.
+        let returns = [session.returnURL] + (session.cancelURL.map { [$0] } ?? [])
+        var response = html(status, pages.render(view), returnsTo: returns.compactMap { try? ReturnAddress($0, param: "return_url").policySource })
         // Over https the name's __Host- prefix makes the browser keep it to this host, secure,
         // for the whole site (Path=/); over http (development) it cannot have one.
         if let cookie = try? Cookie.validated(
@@ -168,12 +171,16 @@ extension CheckoutPageRoutes {
     /// Headers every page carries: no caching, no framing, no referrer, and a policy that
     /// lets the page load only its own style sheet and script and post only to itself (its
     /// forms' redirects come back to it too: the page that ends a session sends the buyer on).
-    func html(_ status: HTTPResponse.Status, _ body: String) -> Response {
+    func html(_ status: HTTPResponse.Status, _ body: String, returnsTo sources: [String] = []) -> Response {
         var headers = Self.securityHeaders
         headers[.contentType] = "text/html; charset=utf-8"
+        // Each source is an origin or a scheme a stored address gave: no spaces, quotes or
+        // semicolons can be in them (ReturnAddress refuses such addresses).
+        var formAction = ["'self'"]
+        for source in sources where !formAction.contains(source) { formAction.append(source) }
         headers[.contentSecurityPolicy] =
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+            + "form-action \(formAction.joined(separator: " ")); frame-ancestors 'none'; base-uri 'none'"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 

@@ -14,6 +14,7 @@ struct WebhookRoutes {
         group.get("webhook_endpoints/:id", use: read)
         group.delete("webhook_endpoints/:id", use: delete)
         group.get("webhook_endpoints/:id/deliveries", use: deliveries)
+        group.post("webhook_endpoints/:id/deliveries/:delivery/retry", use: retry)
     }
 
     struct CreateBody: Decodable {
@@ -61,6 +62,19 @@ struct WebhookRoutes {
         return try await APIError.mapping {
             let page = try await payments.webhookDeliveries(endpoint: id, merchantID: merchantID, startingAfter: startingAfter, limit: limit)
             return ResourceBodies.List(page, Delivery.init)
+        }
+    }
+
+    /// Sends a delivery's event to its endpoint again, signed anew, as a new delivery (201,
+    /// with it); 409 `webhook_delivery_pending` while the event is still being tried there.
+    @Sendable func retry(_ request: Request, context: APIContext) async throws -> Response {
+        let merchantID = try context.secretMerchantID()
+        let id = try context.parameters.require("id")
+        let deliveryID = try context.parameters.require("delivery")
+        let bytes = try await APIBody.collectJSON(request)
+        return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
+            let made = try await payments.retryWebhookDelivery(deliveryID, endpoint: id, merchantID: merchantID)
+            return (.created, try APIJSON.encoder.encode(Delivery(Payments.WebhookDelivery(delivery: made, attempts: []))))
         }
     }
 

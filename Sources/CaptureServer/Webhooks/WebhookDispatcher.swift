@@ -37,6 +37,8 @@ struct WebhookDispatcher: Service {
     let payments: Payments
     let configuration: Configuration
     let logger: Logger
+    /// Where attempts are counted (`webhook_attempts_total`, `webhook_deliveries_total`).
+    var metrics: APIMetrics?
 
     func run() async throws {
         let client = Self.client(configuration, logger: logger)
@@ -206,6 +208,13 @@ struct WebhookDispatcher: Service {
                 duration: duration,
                 schedule: configuration.schedule
             )
+            let counted =
+                switch outcome {
+                case .succeeded: "succeeded"
+                case .retry: "retry"
+                case .failed: "failed"
+                }
+            metrics?.webhookAttempt(outcome: counted)
             if outcome != .succeeded {
                 var metadata: Logger.Metadata = [
                     "delivery": "\(due.delivery.id)",

@@ -61,7 +61,7 @@ extension Payments {
                 saveError = error
             }
         }
-        let transaction = try await settle(recorded, outcome, paymentMethodID: paymentMethodID)
+        let transaction = try await settle(recorded, outcome, paymentMethodID: paymentMethodID, panLength: card.pan.length)
         if let saveError { throw saveError }
         return transaction
     }
@@ -111,7 +111,8 @@ extension Payments {
             expYear: method.expYear,
             createdAt: pending.createdAt,
             idempotencyKey: pending.idempotencyKey,
-            checkoutSessionID: pending.checkoutSessionID
+            checkoutSessionID: pending.checkoutSessionID,
+            panLength: card.pan.length
         )
         let today = CalendarDate(vault.configuration.now())
         if (card.expiry.year, card.expiry.month) < (today.year, today.month) {
@@ -130,7 +131,7 @@ extension Payments {
             amount: request.amount,
             currency: currency
         )
-        return try await settle(transaction, outcome, paymentMethodID: nil)
+        return try await settle(transaction, outcome, paymentMethodID: nil, panLength: card.pan.length)
     }
 
     /// The record of a charge before the processor is asked.
@@ -182,9 +183,11 @@ extension Payments {
     private func settle(
         _ pending: TransactionRecord,
         _ outcome: AuthorizationOutcome,
-        paymentMethodID: String?
+        paymentMethodID: String?,
+        panLength: Int?
     ) async throws(VaultError) -> TransactionRecord {
-        let settlement = Self.settlement(outcome, paymentMethodID: paymentMethodID)
+        var settlement = Self.settlement(outcome, paymentMethodID: paymentMethodID)
+        settlement.panLength = panLength
         if let settled = try await storing("record the transaction", { try await store.settleTransaction(pending, as: settlement, events: events) }) {
             return settled
         }
@@ -237,6 +240,7 @@ extension Payments {
                 "the processor could not say what became of transaction \(transaction.id); it stays pending and is asked again"
             )
         }
-        return try await settle(transaction, outcome, paymentMethodID: nil)
+        // The card is not opened again: the charge keeps no length (the brand's usual one is used).
+        return try await settle(transaction, outcome, paymentMethodID: nil, panLength: nil)
     }
 }

@@ -65,8 +65,9 @@ extension Payments {
             throw VaultError(.invalidRequest, "description is limited to 500 characters", param: "description")
         }
         // Kept as a browser reads them (one spelling of each host): the page sends the buyer there.
-        let returnURL = try WebAddress(request.returnURL, param: "return_url").text
-        let cancelURL = try request.cancelURL.map { (url) throws(VaultError) in try WebAddress(url, param: "cancel_url").text }
+        // An app's own scheme is taken as well: the page then hands the buyer back to the app.
+        let returnURL = try ReturnAddress(request.returnURL, param: "return_url").text
+        let cancelURL = try request.cancelURL.map { (url) throws(VaultError) in try ReturnAddress(url, param: "cancel_url").text }
         if let brands = request.allowedBrands {
             guard !brands.isEmpty else {
                 throw VaultError(.invalidRequest, "allowed_brands must name at least one brand, or be left out for all", param: "allowed_brands")

@@ -123,6 +123,7 @@ public enum CheckoutReturn {
             currency: paid.currency,
             brand: paid.brand,
             last4: paid.last4,
+            length: paid.panLength,
             tax: tax
         )
         return appending(parameters, to: base)
@@ -138,6 +139,7 @@ public enum CheckoutReturn {
         currency: String,
         brand: String,
         last4: String,
+        length: Int?,
         tax: (amount: Int, rate: String)?
     ) -> [(String, String)] {
         let exponent = (try? Currency(currency))?.exponent ?? 2
@@ -146,7 +148,7 @@ public enum CheckoutReturn {
             ("ifcc_transactionId", transactionID),
             ("ifcc_amount", decimal(amount, exponent: exponent)),
             ("ifcc_currency", currency),
-            ("ifcc_redactedCardNumber", redacted(last4: last4, brand: brand)),
+            ("ifcc_redactedCardNumber", redacted(last4: last4, length: length, brand: brand)),
             ("ifcc_cardType", cardType(brand)),
         ]
         if let tax {
@@ -189,10 +191,11 @@ public enum CheckoutReturn {
         return "\(amount / scale)." + String(repeating: "0", count: exponent - fraction.count) + fraction
     }
 
-    /// "XXXXXXXXXXXX1111": the last four after an X for every other digit of the brand's
-    /// usual length (15 for American Express, 14 for Diners Club, else 16).
-    static func redacted(last4: String, brand: String) -> String {
-        let length = ["amex": 15, "diners": 14][brand] ?? 16
+    /// "XXXXXXXXXXXX1111": the last four after an X for every other digit of the card's
+    /// number (19 digits: 15 X), or when its length was not kept, of the brand's usual length
+    /// (15 for American Express, 14 for Diners Club, else 16).
+    static func redacted(last4: String, length: Int?, brand: String) -> String {
+        let length = length ?? ["amex": 15, "diners": 14][brand] ?? 16
         return String(repeating: "X", count: max(length - last4.count, 0)) + last4
     }
 

@@ -14,6 +14,11 @@ extension Payments {
     public struct WebhookDelivery: Sendable {
         public let delivery: WebhookDeliveryRecord
         public let attempts: [WebhookAttemptRecord]
+
+        package init(delivery: WebhookDeliveryRecord, attempts: [WebhookAttemptRecord]) {
+            self.delivery = delivery
+            self.attempts = attempts
+        }
     }
 
     /// Endpoints a merchant may have at once.
@@ -120,6 +125,106 @@ extension Payments {
             items: page.items.map { WebhookDelivery(delivery: $0, attempts: byDelivery[$0.id] ?? []) },
             hasMore: page.hasMore
         )
+    }
+
+    // MARK: - Events
+
+    /// One of the merchant's events, as it was sent (or would have been).
+    public func event(_ id: String, merchantID: String) async throws(VaultError) -> WebhookEventRecord {
+        guard ObjectID(id, kind: .event) != nil,
+            let event = try await storing("read the event", { try await store.webhookEvent(id: id, merchantID: merchantID) })
+        else {
+            throw VaultError(.eventNotFound, "no event \(id.prefix(40)) for this merchant (events are kept for the retention period)", param: "id")
+        }
+        return event
+    }
+
+    /// The merchant's events, newest first, a page at a time: of one type and within a time
+    /// range when `filter` says so.
+    ///
+    /// - Throws: ``VaultError`` `invalid_request` for a type that is not an event type.
+    public func events(
+        merchantID: String,
+        filter: WebhookEventFilter = WebhookEventFilter(),
+        startingAfter: String? = nil,
+        limit: Int = 100
+    ) async throws(VaultError) -> Page<WebhookEventRecord> {
+        if let type = filter.type, !WebhookEvents.types.contains(type) {
+            throw VaultError(
+                .invalidRequest,
+                "type: '\(type.prefix(40))' is not an event type; use one of \(WebhookEvents.types.joined(separator: ", "))",
+                param: "type"
+            )
+        }
+        return try await page(
+            after: startingAfter,
+            limit: limit,
+            find: { try await store.webhookEvent(id: $0, merchantID: merchantID) },
+            notFound: VaultError(
+                .eventNotFound,
+                "no event \(startingAfter?.prefix(40) ?? "") for this merchant to start after",
+                param: "starting_after"
+            ),
+            fetch: { try await store.webhookEvents(merchantID: merchantID, filter: filter, after: $0, limit: $1) }
+        )
+    }
+
+    /// Sends an event again, signed anew, with the same body: to each of the merchant's
+    /// endpoints that takes its type (those with a delivery of it still pending are left to
+    /// it). Each new delivery is tried at once, and again on failure while the event is less
+    /// than a day old. The new deliveries; none when every endpoint has one pending already.
+    ///
+    /// - Throws: ``VaultError`` `event_not_found`.
+    public func resendEvent(_ id: String, merchantID: String) async throws(VaultError) -> [WebhookDeliveryRecord] {
+        _ = try await event(id, merchantID: merchantID)
+        let now = vault.configuration.now()
+        return try await storing("record the deliveries") {
+            try await store.redeliverWebhookEvent(id: id, merchantID: merchantID, endpointIDs: nil, at: now)
+        }
+    }
+
+    /// Tries a delivery's event again at its endpoint, as a new delivery (the old one and its
+    /// attempts stay as they were).
+    ///
+    /// - Throws: ``VaultError`` `webhook_endpoint_not_found`, `webhook_delivery_not_found`
+    ///   (not a delivery to this endpoint), `webhook_delivery_pending` (it is still being
+    ///   tried: it will be sent without being asked).
+    public func retryWebhookDelivery(
+        _ id: String,
+        endpoint endpointID: String,
+        merchantID: String
+    ) async throws(VaultError)
+        -> WebhookDeliveryRecord
+    {
+        _ = try await webhookEndpoint(endpointID, merchantID: merchantID)
+        guard let delivery = try await storing("read the delivery", { try await store.webhookDelivery(id: id, merchantID: merchantID) }),
+            delivery.endpointID == endpointID
+        else {
+            throw VaultError(.webhookDeliveryNotFound, "no delivery \(id.prefix(40)) to webhook endpoint \(endpointID.prefix(40))", param: "id")
+        }
+        let pending = VaultError(
+            .webhookDeliveryPending,
+            "event \(delivery.eventID) is still being delivered to this endpoint (attempt \(delivery.attempts + 1) is due); it is not sent twice",
+            param: "id"
+        )
+        guard delivery.status != WebhookDeliveryRecord.pending else { throw pending }
+        let now = vault.configuration.now()
+        let made = try await storing("record the delivery") {
+            try await store.redeliverWebhookEvent(id: delivery.eventID, merchantID: merchantID, endpointIDs: [endpointID], at: now)
+        }
+        guard let new = made.first else {
+            // The event is gone (past retention), or another retry of it is pending now.
+            if try await storing("read the event", { try await store.webhookEvent(id: delivery.eventID, merchantID: merchantID) }) == nil {
+                throw VaultError(.eventNotFound, "event \(delivery.eventID) is past the retention period; it can no longer be sent", param: "id")
+            }
+            throw pending
+        }
+        return new
+    }
+
+    /// The queue of deliveries over every merchant, for `/metrics`.
+    public func webhookQueueState() async throws(VaultError) -> WebhookQueueState {
+        try await storing("read the webhook queue") { try await store.webhookQueueState() }
     }
 
     /// The secret a due delivery is signed with.
@@ -265,16 +370,17 @@ extension Payments {
         return outcome
     }
 
-    /// Deletes finished deliveries and their events older than `days`; returns how many
-    /// deliveries went.
+    /// Deletes finished deliveries and events older than `days` (an event goes once none of
+    /// its deliveries is left); returns how many of each went.
     @discardableResult
-    public func deleteWebhookRecords(olderThanDays days: Int) async throws(VaultError) -> Int {
+    public func deleteWebhookRecords(olderThanDays days: Int) async throws(VaultError) -> (deliveries: Int, events: Int) {
         let cutoff = vault.configuration.now().addingTimeInterval(-Double(days) * 86_400)
-        var deleted = 0
+        var deleted = (deliveries: 0, events: 0)
         while true {
-            let batch = try await storing("delete old webhook deliveries") { try await store.deleteWebhookRecords(before: cutoff, limit: 1000) }
-            deleted += batch
-            if batch < 1000 { return deleted }
+            let batch = try await storing("delete old webhook records") { try await store.deleteWebhookRecords(before: cutoff, limit: 1000) }
+            deleted.deliveries += batch.deliveries
+            deleted.events += batch.events
+            if batch.deliveries < 1000 && batch.events < 1000 { return deleted }
         }
     }
 }

@@ -111,6 +111,9 @@ public struct TransactionRecord: Sendable, Codable, Equatable {
     public var idempotencyKey: String?
     /// The checkout session it pays, if any: settled as succeeded, it completes the session.
     public var checkoutSessionID: String? = nil
+    /// Digits in the card's number, once the processor has been asked (nil before, and for
+    /// charges recorded before the vault kept it).
+    public var panLength: Int? = nil
 
     /// Every field, as the stores read them back.
     package init(
@@ -133,8 +136,10 @@ public struct TransactionRecord: Sendable, Codable, Equatable {
         expYear: Int,
         createdAt: Date,
         idempotencyKey: String? = nil,
-        checkoutSessionID: String? = nil
+        checkoutSessionID: String? = nil,
+        panLength: Int? = nil
     ) {
+        self.panLength = panLength
         self.id = id
         self.merchantID = merchantID
         self.status = status
@@ -261,12 +266,21 @@ public struct Settlement: Sendable, Equatable {
     public var declineCode: String?
     public var processorReference: String?
     public var paymentMethodID: String?
+    /// Digits in the card's number, learned when the card was opened for the processor.
+    public var panLength: Int?
 
-    package init(status: String, declineCode: String? = nil, processorReference: String? = nil, paymentMethodID: String? = nil) {
+    package init(
+        status: String,
+        declineCode: String? = nil,
+        processorReference: String? = nil,
+        paymentMethodID: String? = nil,
+        panLength: Int? = nil
+    ) {
         self.status = status
         self.declineCode = declineCode
         self.processorReference = processorReference
         self.paymentMethodID = paymentMethodID
+        self.panLength = panLength
     }
 }
 

@@ -77,8 +77,8 @@ extension SQLiteVaultStore {
             sql: """
                 INSERT INTO "transaction" (id, merchant_id, status, amount, currency, refunded_amount, description, client_id,
                   payment_method_id, token_id, decline_code, processor_reference, brand, bin, last4, exp_month, exp_year, created_at,
-                  idempotency_key, checkout_session_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  idempotency_key, checkout_session_id, pan_length)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
         try statement.execute(
@@ -101,7 +101,8 @@ extension SQLiteVaultStore {
             transaction.expYear,
             StoreDate.text(transaction.createdAt),
             transaction.idempotencyKey,
-            transaction.checkoutSessionID
+            transaction.checkoutSessionID,
+            transaction.panLength
         )
     }
 
@@ -120,7 +121,7 @@ extension SQLiteVaultStore {
                 db,
                 sql: """
                     UPDATE "transaction" SET status = ?, decline_code = ?, processor_reference = ?,
-                      payment_method_id = COALESCE(?, payment_method_id)
+                      payment_method_id = COALESCE(?, payment_method_id), pan_length = COALESCE(?, pan_length)
                     WHERE id = ? AND status = 'pending'
                     """
             )
@@ -129,6 +130,7 @@ extension SQLiteVaultStore {
                 settlement.declineCode,
                 settlement.processorReference,
                 settlement.paymentMethodID,
+                settlement.panLength,
                 pending.id
             )
             guard db.changesCount == 1 else { return nil }
@@ -137,6 +139,7 @@ extension SQLiteVaultStore {
             settled.declineCode = settlement.declineCode
             settled.processorReference = settlement.processorReference
             settled.paymentMethodID = settlement.paymentMethodID ?? pending.paymentMethodID
+            settled.panLength = settlement.panLength ?? pending.panLength
             if let events {
                 try Self.record(events.settled(settled), merchantID: settled.merchantID, at: events.now(), db)
             }
@@ -333,7 +336,7 @@ extension TransactionRecord: FetchableRecord, TableRecord {
     static let columns = [
         "id", "merchant_id", "status", "amount", "currency", "refunded_amount", "description", "client_id",
         "payment_method_id", "token_id", "decline_code", "processor_reference", "brand", "bin", "last4", "exp_month",
-        "exp_year", "created_at", "idempotency_key", "checkout_session_id",
+        "exp_year", "created_at", "idempotency_key", "checkout_session_id", "pan_length",
     ]
 
     public init(row: Row) {
@@ -357,7 +360,8 @@ extension TransactionRecord: FetchableRecord, TableRecord {
             expYear: row[16],
             createdAt: row[17],
             idempotencyKey: row[18],
-            checkoutSessionID: row[19]
+            checkoutSessionID: row[19],
+            panLength: row[20]
         )
     }
 }

@@ -56,36 +56,119 @@ extension SQLiteVaultStore {
 
     // MARK: - Events
 
-    public func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String? {
-        try await database.write { db in try Self.record(draft, merchantID: draft.merchantID, at: now, db) }
+    public func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String {
+        try await database.write { db in try Self.record(draft, at: now, db) }
     }
 
-    /// Writes an event and its deliveries, in the caller's transaction, when the merchant has
-    /// endpoints that take its type; returns its id, or nil (nothing written) when none does.
-    /// The event is made only then: a merchant without endpoints costs one indexed read.
+    /// ``record(_:at:_:)`` for a change that may tell of nothing (nil: nothing written).
     @discardableResult
-    static func record(_ draft: @autoclosure () throws -> WebhookEventDraft?, merchantID: String, at now: Date, _ db: Database) throws -> String? {
+    static func record(_ draft: WebhookEventDraft?, merchantID: String, at now: Date, _ db: Database) throws -> String? {
+        try draft.map { try record($0, at: now, db) }
+    }
+
+    /// Writes an event, in the caller's transaction, with a delivery for each of the
+    /// merchant's endpoints that takes its type; returns its id.
+    @discardableResult
+    static func record(_ draft: WebhookEventDraft, at now: Date, _ db: Database) throws -> String {
+        let merchantID = draft.merchantID
+        let id = ObjectID.random(.event).rawValue
+        let insert = try DirectStatement(db, sql: "INSERT INTO webhook_event (id, merchant_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)")
+        try insert.execute(binding: id, draft.merchantID, draft.type, Data(draft.body(id: id, at: now)), StoreDate.text(now))
         // Run for every charge, on the writer, and most merchants have no endpoint.
         let select = try DirectStatement(db, sql: "SELECT id, events FROM webhook_endpoint WHERE merchant_id = ? AND deleted_at IS NULL")
         let endpoints = try select.all(binding: merchantID) { row -> (id: String, events: String?) in (try row.value(0), row.optional(1)) }
-        guard !endpoints.isEmpty, let draft = try draft() else { return nil }
-        let takers = draft.takers(among: endpoints)
-        guard !takers.isEmpty else { return nil }
-        let id = ObjectID.random(.event).rawValue
-        try db.execute(
-            sql: "INSERT INTO webhook_event (id, merchant_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)",
-            arguments: [id, draft.merchantID, draft.type, Data(draft.body(id: id, at: now)), now]
-        )
-        for endpoint in takers {
-            try db.execute(
-                sql: """
-                    INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at)
-                    VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)
-                    """,
-                arguments: [ObjectID.random(.webhookDelivery).rawValue, draft.merchantID, endpoint, id, draft.type, now, now]
-            )
+        for endpoint in draft.takers(among: endpoints) {
+            try insertDelivery(event: id, type: draft.type, merchantID: draft.merchantID, endpoint: endpoint, at: now, db)
         }
         return id
+    }
+
+    /// A pending delivery of an event to an endpoint, due at once; its id.
+    @discardableResult
+    static func insertDelivery(
+        event: String,
+        type: String,
+        merchantID: String,
+        endpoint: String,
+        at now: Date,
+        _ db: Database
+    ) throws
+        -> String
+    {
+        let id = ObjectID.random(.webhookDelivery).rawValue
+        try db.execute(
+            sql: """
+                INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at)
+                VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+                """,
+            arguments: [id, merchantID, endpoint, event, type, now, now]
+        )
+        return id
+    }
+
+    public func webhookEvent(id: String, merchantID: String) async throws -> WebhookEventRecord? {
+        try await database.read { db in
+            try WebhookEventRecord.fetchOne(db, sql: "SELECT * FROM webhook_event WHERE id = ? AND merchant_id = ?", arguments: [id, merchantID])
+        }
+    }
+
+    public func webhookEvents(
+        merchantID: String,
+        filter: WebhookEventFilter,
+        after: WebhookEventRecord?,
+        limit: Int
+    ) async throws
+        -> [WebhookEventRecord]
+    {
+        try await database.read { db in
+            var request = WebhookEventRecord.filter(Column("merchant_id") == merchantID)
+            if let type = filter.type { request = request.filter(Column("type") == type) }
+            if let from = filter.createdFrom { request = request.filter(Column("created_at") >= from) }
+            if let before = filter.createdBefore { request = request.filter(Column("created_at") < before) }
+            return try Self.newestFirst(request, after: after.map { ($0.createdAt, $0.id) }, limit: limit).fetchAll(db)
+        }
+    }
+
+    public func redeliverWebhookEvent(
+        id: String,
+        merchantID: String,
+        endpointIDs: [String]?,
+        at now: Date
+    ) async throws
+        -> [WebhookDeliveryRecord]
+    {
+        try await database.write { db in
+            guard
+                let event = try WebhookEventRecord.fetchOne(
+                    db,
+                    sql: "SELECT * FROM webhook_event WHERE id = ? AND merchant_id = ?",
+                    arguments: [id, merchantID]
+                )
+            else { return [] }
+            let endpoints = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, events FROM webhook_endpoint w WHERE merchant_id = ? AND deleted_at IS NULL
+                      AND NOT EXISTS (SELECT 1 FROM webhook_delivery d WHERE d.event_id = ? AND d.endpoint_id = w.id AND d.status = 'pending')
+                    ORDER BY created_at, id
+                    """,
+                arguments: [merchantID, id]
+            ).map { row -> (id: String, events: String?) in (row["id"], row["events"]) }
+            let chosen =
+                endpointIDs.map { wanted in endpoints.map(\.id).filter(wanted.contains) }
+                ?? WebhookEventDraft(type: event.type, merchantID: merchantID, object: []).takers(among: endpoints)
+            let made = try chosen.map { endpoint in
+                try Self.insertDelivery(event: id, type: event.type, merchantID: merchantID, endpoint: endpoint, at: now, db)
+            }
+            return try WebhookDeliveryRecord.filter(made.contains(Column("id"))).order(Column("endpoint_id")).fetchAll(db)
+        }
+    }
+
+    public func webhookQueueState() async throws -> WebhookQueueState {
+        try await database.read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT count(*), min(created_at) FROM webhook_delivery WHERE status = 'pending'")
+            return WebhookQueueState(pending: row?[0] ?? 0, oldestPendingCreatedAt: row?[1])
+        }
     }
 
     // MARK: - Deliveries
@@ -207,31 +290,40 @@ extension SQLiteVaultStore {
         }
     }
 
-    public func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> Int {
+    public func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> (deliveries: Int, events: Int) {
         try await database.write { db in
-            // Over deliveries only: a pending one is a day old at most. Every event has a
-            // delivery, so an event goes with the last of its deliveries: only the events of
-            // this batch are looked at, never the whole table.
-            let events = try String.fetchSet(db, sql: Self.deleteOldDeliveries, arguments: [cutoff, limit])
+            // Over deliveries only: a pending one is a day old at most (or a resend's, minutes).
+            try db.execute(sql: Self.deleteOldDeliveries, arguments: [cutoff, limit])
             let deliveries = db.changesCount
-            let orphan = try db.cachedStatement(sql: Self.deleteOrphanEvent)
-            for event in events { try orphan.execute(arguments: [event]) }
-            return deliveries
+            // Then events past the cutoff with no delivery left, oldest first, by their time index.
+            try db.execute(sql: Self.deleteOldEvents, arguments: [cutoff, limit])
+            return (deliveries, db.changesCount)
         }
     }
 }
 
 extension SQLiteVaultStore {
-    /// Deletes a batch of finished deliveries, oldest first, and gives their events' ids.
+    /// Deletes a batch of finished deliveries, oldest first.
     static let deleteOldDeliveries = """
         DELETE FROM webhook_delivery WHERE id IN (
           SELECT id FROM webhook_delivery WHERE created_at < ? AND status != 'pending' ORDER BY created_at LIMIT ?)
-        RETURNING event_id
         """
-    /// Deletes an event none of whose deliveries is left.
-    static let deleteOrphanEvent = """
-        DELETE FROM webhook_event WHERE id = ? AND NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_id = webhook_event.id)
+    /// Deletes a batch of old events none of whose deliveries is left.
+    static let deleteOldEvents = """
+        DELETE FROM webhook_event WHERE id IN (
+          SELECT id FROM webhook_event e WHERE created_at < ?
+            AND NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_id = e.id)
+          ORDER BY created_at LIMIT ?)
         """
+}
+
+extension WebhookEventRecord: FetchableRecord, TableRecord {
+    public static let databaseTableName = "webhook_event"
+
+    public init(row: Row) throws {
+        let body: Data = row["body"]
+        self.init(id: row["id"], merchantID: row["merchant_id"], type: row["type"], body: Array(body), createdAt: row["created_at"])
+    }
 }
 
 extension WebhookEndpointRecord: FetchableRecord {

@@ -151,9 +151,32 @@ public protocol VaultStore: Sendable {
     /// Deletes an endpoint: it is sent nothing more, and its pending deliveries are canceled.
     /// False when the merchant has no such endpoint.
     func deleteWebhookEndpoint(id: String, merchantID: String, at now: Date) async throws -> Bool
-    /// Writes an event with a delivery for each of its merchant's endpoints that takes its
-    /// type; its id, or nil (nothing written) when none does.
-    func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String?
+    /// Writes an event, with a delivery for each of its merchant's endpoints that takes its
+    /// type; its id.
+    func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String
+    /// A merchant's event.
+    func webhookEvent(id: String, merchantID: String) async throws -> WebhookEventRecord?
+    /// A merchant's events that pass `filter`, newest first: at most `limit`, those after
+    /// `after` when given.
+    func webhookEvents(
+        merchantID: String,
+        filter: WebhookEventFilter,
+        after: WebhookEventRecord?,
+        limit: Int
+    ) async throws
+        -> [WebhookEventRecord]
+    /// Sends an event again: a new pending delivery, due `now`, to each endpoint of
+    /// `endpointIDs` (nil: each of the merchant's endpoints that takes the event's type) that
+    /// is not deleted and has no delivery of this event pending already. The new deliveries.
+    func redeliverWebhookEvent(
+        id: String,
+        merchantID: String,
+        endpointIDs: [String]?,
+        at now: Date
+    ) async throws
+        -> [WebhookDeliveryRecord]
+    /// How many deliveries are pending, over every merchant, and the oldest one's time.
+    func webhookQueueState() async throws -> WebhookQueueState
     /// Leases up to `limit` pending deliveries due by `now` until `leaseUntil`, atomically, so
     /// that two dispatchers never send one delivery at once; a lease that lapsed (its process
     /// died) is taken over. Oldest first, with at most `perEndpoint` for one endpoint together
@@ -175,9 +198,10 @@ public protocol VaultStore: Sendable {
     func webhookDeliveries(endpointID: String, after: WebhookDeliveryRecord?, limit: Int) async throws -> [WebhookDeliveryRecord]
     /// The attempts of these deliveries, by delivery and number.
     func webhookAttempts(deliveryIDs: [String]) async throws -> [WebhookAttemptRecord]
-    /// Deletes up to `limit` finished deliveries made before `cutoff`, their attempts, and
-    /// events left with no delivery; returns how many deliveries went.
-    func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> Int
+    /// Deletes up to `limit` finished deliveries made before `cutoff` and their attempts, and
+    /// up to `limit` events made before it that have no delivery left; returns how many
+    /// deliveries and events went.
+    func deleteWebhookRecords(before cutoff: Date, limit: Int) async throws -> (deliveries: Int, events: Int)
 
     // MARK: - Jobs
 

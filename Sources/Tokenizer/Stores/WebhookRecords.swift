@@ -37,8 +37,8 @@ public struct WebhookEndpointRecord: Sendable, Equatable {
 }
 
 /// An event as written with the change it tells of: its type, its merchant, and the changed
-/// object as the API shows it. The store gives it an id and sends it to the merchant's
-/// endpoints that take its type; with none, nothing is kept.
+/// object as the API shows it. The store gives it an id, keeps it, and sends it to the
+/// merchant's endpoints that take its type.
 public struct WebhookEventDraft: Sendable {
     public let type: String
     public let merchantID: String
@@ -49,6 +49,52 @@ public struct WebhookEventDraft: Sendable {
         self.type = type
         self.merchantID = merchantID
         self.object = object
+    }
+}
+
+/// An event as it was recorded: every change a merchant's backend is told of is kept, with or
+/// without an endpoint to send it to, for the retention period (`GET /v1/events`).
+public struct WebhookEventRecord: Sendable, Equatable {
+    public var id: String
+    public var merchantID: String
+    public var type: String
+    /// The event's JSON, exactly as it is sent to endpoints.
+    public var body: [UInt8]
+    public var createdAt: Date
+
+    /// Every field, as the stores read them back.
+    package init(id: String, merchantID: String, type: String, body: [UInt8], createdAt: Date) {
+        self.id = id
+        self.merchantID = merchantID
+        self.type = type
+        self.body = body
+        self.createdAt = createdAt
+    }
+}
+
+/// Which of a merchant's events a list shows: of one type, within a time range (each bound
+/// optional, the lower one included, the upper one excluded).
+public struct WebhookEventFilter: Sendable, Equatable {
+    public var type: String?
+    public var createdFrom: Date?
+    public var createdBefore: Date?
+
+    public init(type: String? = nil, createdFrom: Date? = nil, createdBefore: Date? = nil) {
+        self.type = type
+        self.createdFrom = createdFrom
+        self.createdBefore = createdBefore
+    }
+}
+
+/// The webhook queue as a whole, for `/metrics`: deliveries waiting to be sent, and when the
+/// oldest of them was made.
+public struct WebhookQueueState: Sendable, Equatable {
+    public var pending: Int
+    public var oldestPendingCreatedAt: Date?
+
+    package init(pending: Int, oldestPendingCreatedAt: Date?) {
+        self.pending = pending
+        self.oldestPendingCreatedAt = oldestPendingCreatedAt
     }
 }
 

@@ -37,6 +37,9 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case checkoutSessionNotFound = "checkout_session_not_found"
             case checkoutSessionNotOpen = "checkout_session_not_open"
             case webhookEndpointNotFound = "webhook_endpoint_not_found"
+            case eventNotFound = "event_not_found"
+            case webhookDeliveryNotFound = "webhook_delivery_not_found"
+            case webhookDeliveryPending = "webhook_delivery_pending"
         }
 
         let base: Base
@@ -108,6 +111,12 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let checkoutSessionNotFound = Code(base: .checkoutSessionNotFound)
         /// No webhook endpoint with this id for this merchant (or it was deleted).
         public static let webhookEndpointNotFound = Code(base: .webhookEndpointNotFound)
+        /// No event with this id for this merchant (or it is past the retention period).
+        public static let eventNotFound = Code(base: .eventNotFound)
+        /// No delivery with this id to this endpoint.
+        public static let webhookDeliveryNotFound = Code(base: .webhookDeliveryNotFound)
+        /// The event is waiting to be sent to this endpoint already: it is not sent twice.
+        public static let webhookDeliveryPending = Code(base: .webhookDeliveryPending)
         /// The checkout session is complete, expired or canceled: it takes no more changes.
         public static let checkoutSessionNotOpen = Code(base: .checkoutSessionNotOpen)
 
