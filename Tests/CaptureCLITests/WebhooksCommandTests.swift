@@ -6,8 +6,8 @@ import Tokenizer
 import Glibc
 #endif
 
-/// `webhooks listen` receiving what a real `capture-cli serve` sends.
-@Suite("webhooks listen, through the built binary")
+/// `webhooks listen` receiving what a real `capture-cli serve` sends, and `webhooks resend`.
+@Suite("webhooks listen and resend, through the built binary")
 struct WebhooksCommandTests {
     /// A loopback port nobody listens on now (the system's pick for a socket closed at once).
     static func freePort() throws -> Int {
@@ -104,6 +104,48 @@ struct WebhooksCommandTests {
             #expect(Self.wait(for: "evt_replayed0001 came again", in: err).contains("already received, not printed twice"))
             let lines = ((try? String(contentsOf: out, encoding: .utf8)) ?? "").split(separator: "\n")
             #expect(lines.filter { $0.contains("evt_replayed0001") }.count == 1, "\(lines)")
+        }
+    }
+
+    @Test("resend sends a kept event to an endpoint made after it; nothing to send exits 1, an unknown event 2")
+    func resend() throws {
+        try CheckoutCommandTests.withServer(options: ["--webhook-allow-private"]) { server, _, secret in
+            // An event from before any endpoint: kept all the same.
+            let (_, sessionData) = try http(
+                "POST",
+                server.url + "/v1/checkout_sessions",
+                key: secret,
+                type: "application/json",
+                body: Data(#"{"amount": 500, "currency": "EUR", "return_url": "https://shop.example/done"}"#.utf8)
+            )
+            let id = try #require((try JSONSerialization.jsonObject(with: sessionData) as? [String: Any])?["id"] as? String)
+            #expect(try http("POST", server.url + "/v1/checkout_sessions/\(id)/cancel", key: secret, type: nil, body: nil).0 == 200)
+            let (_, eventsData) = try http("GET", server.url + "/v1/events?type=checkout_session.canceled", key: secret, type: nil, body: nil)
+            let events = (try JSONSerialization.jsonObject(with: eventsData) as? [String: Any])?["data"] as? [[String: Any]] ?? []
+            let event = try #require(events.first?["id"] as? String)
+            let arguments = ["webhooks", "resend", event, "--server", server.url, "--key", secret]
+
+            let none = try CLIRunner.run(arguments)
+            #expect(none.status == 1 && none.stderr.contains("\(event) was not sent: no endpoint takes its type now"), "\(none.stderr)")
+
+            // Nobody listens at the endpoint: the delivery stays pending, retried on the schedule.
+            let (_, endpointData) = try http(
+                "POST",
+                server.url + "/v1/webhook_endpoints",
+                key: secret,
+                type: "application/json",
+                body: Data(#"{"url": "http://127.0.0.1:\#(try Self.freePort())/hooks"}"#.utf8)
+            )
+            let endpoint = try #require((try JSONSerialization.jsonObject(with: endpointData) as? [String: Any])?["id"] as? String)
+            let sent = try CLIRunner.run(arguments)
+            #expect(sent.status == 0 && sent.stdout.hasPrefix("whd_") && sent.stdout.contains(" \(endpoint) checkout_session.canceled"), "\(sent)")
+            let again = try CLIRunner.run(arguments)
+            #expect(again.status == 1 && again.stderr.contains("each one has it pending already"))
+
+            let unknown = try CLIRunner.run(["webhooks", "resend", "evt_nothing", "--server", server.url, "--key", secret])
+            #expect(unknown.status == 2 && unknown.stderr.contains("event_not_found"))
+            let usage = try CLIRunner.run(["webhooks", "resend", "cs_x", "--server", server.url, "--key", secret])
+            #expect(usage.status == 2 && usage.stderr.contains("give an event id"))
         }
     }
 

@@ -31,8 +31,9 @@ struct CheckoutPageTests {
             for field in ["number", "expiry", "cvc", "name", "csrf"] { #expect(page.html.contains("name=\"\(field)\"")) }
             #expect(try page.formToken().firstMatch(of: /^[0-9]{10}\.[0-9a-f]{64}$/) != nil)
             let policy = page.headers[.contentSecurityPolicy] ?? ""
-            // Forms go to the page only: it sends the buyer on itself.
-            #expect(policy.contains("form-action 'self';"))
+            // Forms go to the page itself (which sends the buyer on), and the policy names the
+            // merchant's return address's origin beside it.
+            #expect(policy.contains("form-action 'self' https://shop.example;"))
             #expect(policy.contains("frame-ancestors 'none'") && policy.contains("script-src 'self'") && policy.contains("default-src 'none'"))
             #expect(page.forward == nil)
             #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
@@ -209,6 +210,64 @@ struct CheckoutPageTests {
                     "ifcc_taxRate": "8.5",
                 ]
             )
+        }
+    }
+
+    @Test(
+        "an app's own scheme as return URL (Inner Fence): the page hands the buyer back to the app, redacting the card's real length",
+        arguments: StoreKind.allCases
+    )
+    func appReturn(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
+        try await fixture.application().test(.router) { client in
+            let body = #"""
+                {"amount": 1099, "currency": "USD", "return_url": "com-your-app://action/?record_id=123", "return_format": "ifcc",
+                 "cancel_url": "com-your-app://cancel"}
+                """#
+            let id = try await client.openSession(fixture, body)
+            let page = try await client.visit(.get, "/pay/\(id)")
+            let policy = page.headers[.contentSecurityPolicy] ?? ""
+            #expect(policy.contains("form-action 'self' com-your-app:;"), "\(policy)")
+            // A 19-digit Visa: 15 X before its last four, not the 12 of a usual Visa.
+            let paid = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("4111111111111111003"))
+            #expect(paid.headers[.location] == "/pay/\(id)?sent=1")
+            let forward = try #require(try await client.visit(.get, "/pay/\(id)?sent=1").forward)
+            let location = try #require(URLComponents(string: forward))
+            let items = Dictionary(uniqueKeysWithValues: (location.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+            #expect(location.scheme == "com-your-app" && location.host == "action" && items["record_id"] == "123")
+            #expect(items["ifcc_responseType"] == "approved" && items["ifcc_redactedCardNumber"] == "XXXXXXXXXXXXXXX1003")
+            #expect(items["ifcc_cardType"] == "Visa" && !forward.contains("4111111111111111003"))
+
+            // Cancel goes to the app's cancel address, with Inner Fence's cancelled.
+            let other = try await client.openSession(fixture, body)
+            let otherPage = try await client.visit(.get, "/pay/\(other)")
+            _ = try await client.visit(.post, "/pay/\(other)/cancel", cookie: otherPage.cookie, form: ["csrf": try otherPage.formToken()])
+            let canceled = try await client.visit(.get, "/pay/\(other)?sent=1").forward
+            #expect(canceled == "com-your-app://cancel?ifcc_responseType=cancelled")
+
+            // Schemes a browser would run or read locally are refused, by name.
+            for (url, scheme) in [
+                ("javascript:alert(1)", "javascript"), ("JavaScript://x/%0Aalert(1)", "javascript"), ("data:text/html,hi", "data"),
+                ("vbscript:x", "vbscript"), ("file:///etc/passwd", "file"), ("blob:https://shop.example/1", "blob"), ("about:blank", "about"),
+            ] {
+                let (status, data) = try await client.send(
+                    .post,
+                    "/v1/checkout_sessions",
+                    key: fixture.shop.secret,
+                    json: #"{"amount": 1099, "currency": "USD", "return_url": "\#(url)"}"#
+                )
+                let error = try decode(ErrorBody.self, data).error
+                #expect(status == .badRequest && error.param == "return_url" && error.message.contains("a \(scheme): address"), "\(url)")
+            }
+            for url in ["1app://x", "my app://x", "com-your-app:", "noscheme"] {
+                let (status, _) = try await client.send(
+                    .post,
+                    "/v1/checkout_sessions",
+                    key: fixture.shop.secret,
+                    json: #"{"amount": 1099, "currency": "USD", "return_url": "\#(url)"}"#
+                )
+                #expect(status == .badRequest, "\(url)")
+            }
         }
     }
 

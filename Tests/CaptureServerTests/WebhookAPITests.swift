@@ -155,6 +155,107 @@ struct WebhookAPITests {
     }
 
     @Test(
+        "events are kept without an endpoint and listed; one is resent, fails, is retried by hand signed anew; /metrics counts it all",
+        arguments: StoreKind.allCases
+    )
+    func eventsAndReplay(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
+        let receiver = WebhookReceiver(answering: [500])
+        try await receiver.application().test(.live) { hook in
+            let url = "http://127.0.0.1:\(try #require(hook.port))/hook"
+            var api = CaptureAPI(vault: fixture.vault)
+            api.webhooks = Self.fast()
+            // No retry on the schedule: a failed attempt ends the delivery, to be retried by hand.
+            api.webhooks.schedule = Payments.WebhookSchedule(firstRetry: .milliseconds(100), longestWait: .milliseconds(200), window: .zero)
+            try await api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger()).test(.live) { client in
+                let key = fixture.shop.secret
+                let (_, tokenData) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: visaBody)
+                let token = try decode(TokenBody.self, tokenData)
+                let charge = #"{"token": "\#(token.id)", "amount": 1999, "currency": "EUR"}"#
+                #expect(try await client.send(.post, "/v1/transactions", key: key, json: charge).0 == .created)
+
+                // Kept with no endpoint to send it to: listed, and read by id as the same bytes.
+                let (listed, listData) = try await client.send(.get, "/v1/events", key: key)
+                let list = try #require(try JSONSerialization.jsonObject(with: listData) as? [String: Any])
+                let events = try #require(list["data"] as? [[String: Any]])
+                #expect(listed == .ok && list["object"] as? String == "list" && list["has_more"] as? Bool == false)
+                #expect(events.map { $0["type"] as? String } == ["transaction.succeeded"])
+                let eventID = try #require(events.first?["id"] as? String)
+                let (read, eventData) = try await client.send(.get, "/v1/events/\(eventID)", key: key)
+                let readID = (try JSONSerialization.jsonObject(with: eventData) as? [String: Any])?["id"] as? String
+                #expect(read == .ok && readID == eventID)
+                let created = try #require(events.first?["created"] as? Int)
+                for (query, count) in [
+                    ("type=transaction.succeeded", 1), ("type=refund.created", 0), ("created[gte]=\(created)", 1), ("created[lt]=\(created)", 0),
+                    ("created=\(created)", 1), ("created[lte]=\(created)&created[gt]=\(created - 60)", 1), ("limit=1", 1),
+                ] {
+                    let (status, data) = try await client.send(.get, "/v1/events?\(query)", key: key)
+                    let found = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["data"] as? [Any]
+                    #expect(status == .ok && found?.count == count, "\(query)")
+                }
+                for (query, param) in [("type=transaction.paid", "type"), ("created[gte]=soon", "created[gte]"), ("limit=0", "limit")] {
+                    let (status, data) = try await client.send(.get, "/v1/events?\(query)", key: key)
+                    let error = try decode(ErrorBody.self, data).error
+                    #expect(status == .badRequest && error.param == param, "\(query)")
+                }
+                #expect(try await client.send(.get, "/v1/events/evt_nothing", key: key).0 == .notFound)
+                #expect(try await client.send(.get, "/v1/events/\(eventID)", key: fixture.other.secret).0 == .notFound)
+                #expect(try await client.send(.get, "/v1/events", key: fixture.shop.publishable).0 == .forbidden)
+
+                // An endpoint made afterwards catches up: the event is sent to it, and fails.
+                let (_, endpointData) = try await client.send(.post, "/v1/webhook_endpoints", key: key, json: #"{"url": "\#(url)"}"#)
+                let endpoint = try decode(Endpoint.self, endpointData)
+                let secret = try #require(endpoint.secret)
+                let (resent, resentData) = try await client.send(.post, "/v1/events/\(eventID)/resend", key: key)
+                let made = (try JSONSerialization.jsonObject(with: resentData) as? [String: Any])?["data"] as? [[String: Any]] ?? []
+                #expect(resent == .ok && made.count == 1 && made.first?["endpoint"] as? String == endpoint.id)
+                let first = try #require(made.first?["id"] as? String)
+                try await receiver.wait(for: 1)
+                var status = ""
+                let deadline = ContinuousClock.now + .seconds(30)
+                repeat {
+                    let (_, data) = try await client.send(.get, "/v1/webhook_endpoints/\(endpoint.id)/deliveries", key: key)
+                    let deliveries = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["data"] as? [[String: Any]]
+                    status = deliveries?.first { $0["id"] as? String == first }?["status"] as? String ?? ""
+                    if status == "failed" { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                } while ContinuousClock.now < deadline
+                #expect(status == "failed")
+
+                // Retried by hand: a new delivery, the same body, a signature made for it.
+                let retryPath = "/v1/webhook_endpoints/\(endpoint.id)/deliveries/\(first)/retry"
+                let (retried, retriedData) = try await client.send(.post, retryPath, key: key)
+                let retry = try #require(try JSONSerialization.jsonObject(with: retriedData) as? [String: Any])
+                #expect(retried == .created && retry["event"] as? String == eventID && retry["id"] as? String != first)
+                try await receiver.wait(for: 2)
+                let received = receiver.received
+                try #require(received.count == 2)
+                #expect(received[0].body == received[1].body && Array(eventData) == received[1].body)
+                for request in received { #expect(WebhookSignature.verify(request.signature ?? "", body: request.body, secret: secret, now: Date())) }
+                let unknown = try await client.send(.post, "/v1/webhook_endpoints/\(endpoint.id)/deliveries/whd_nothing/retry", key: key)
+                let unknownCode = try decode(ErrorBody.self, unknown.1).error.code
+                #expect(unknown.0 == .notFound && unknownCode == "webhook_delivery_not_found")
+
+                // The attempts counted, the queue empty once the retry is recorded.
+                var metrics = ""
+                let settled = ContinuousClock.now + .seconds(30)
+                repeat {
+                    var headers = HTTPFields()
+                    headers[.accept] = "text/plain"
+                    metrics = try await client.execute(uri: "/metrics", method: .get, headers: headers) { String(buffer: $0.body) }
+                    if metrics.contains(#"webhook_attempts_total{outcome="succeeded"} 1"#) { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                } while ContinuousClock.now < settled
+                #expect(metrics.contains(#"webhook_attempts_total{outcome="failed"} 1"#), "\(metrics)")
+                #expect(metrics.contains(#"webhook_attempts_total{outcome="succeeded"} 1"#))
+                #expect(metrics.contains(#"webhook_deliveries_total{outcome="failed"} 1"#))
+                #expect(metrics.contains(#"webhook_deliveries_total{outcome="succeeded"} 1"#))
+                #expect(metrics.contains("webhook_queue_pending 0") && metrics.contains("webhook_oldest_pending_age_seconds 0"))
+            }
+        }
+    }
+
+    @Test(
         "a charge's event reaches the endpoint signed, is retried after a 500, and both attempts are listed; no card number is sent",
         arguments: StoreKind.allCases
     )

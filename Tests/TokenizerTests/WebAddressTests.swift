@@ -71,4 +71,22 @@ struct WebAddressTests {
         #expect(try WebAddress("https://[::1]:8443/", param: "url").host == .ipv6([UInt8](repeating: 0, count: 15) + [1]))
         #expect(try WebAddress("https://[::1]:8443/", param: "url").port == 8443)
     }
+
+    @Test("a return address is a web address or an app's own scheme, and says what a page's form-action names for it")
+    func returnAddresses() throws {
+        let app = try ReturnAddress("Com-Your-App://action/?record_id=123", param: "return_url")
+        #expect(app.text == "com-your-app://action/?record_id=123" && app.scheme == "com-your-app" && app.policySource == "com-your-app:")
+        let web = try ReturnAddress("HTTPS://Shop.Example:8443/done?x=1", param: "return_url")
+        #expect(web.text == "https://shop.example:8443/done?x=1" && web.policySource == "https://shop.example:8443")
+        #expect(try ReturnAddress("https://[::1]/", param: "return_url").policySource == "https://[::1]")
+        #expect(try ReturnAddress("myapp:done", param: "return_url").text == "myapp:done")
+        for (given, said) in [
+            ("javascript:alert(1)", "javascript:"), ("DATA:text/html,x", "data:"), ("about:blank", "about:"), ("ftp ://x", "absolute URL"),
+            ("app://x y", "spaces"), ("app://x\\y", "backslashes"), ("://x", "absolute URL"), ("com.app:", "absolute URL"),
+            ("https://user:pw@shop.example/", "user name"),
+        ] {
+            let error = #expect(throws: VaultError.self) { try ReturnAddress(given, param: "return_url") }
+            #expect(error?.param == "return_url" && error?.message.contains(said) == true, "\(given): \(error?.message ?? "")")
+        }
+    }
 }
