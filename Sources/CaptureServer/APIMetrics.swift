@@ -58,9 +58,10 @@ public final class APIMetrics: Sendable {
         timer(Self.requestDuration, [("method", method), ("route", route)]).recordNanoseconds(duration.nanoseconds)
     }
 
-    /// One image scanned: `found`, `not_found`, or the error code that stopped it.
-    func scan(outcome: String, duration: Duration) {
-        counter("scans_total", [("outcome", outcome)]).increment()
+    /// One image scanned: `found`, `not_found`, or the error code that stopped it; `source`
+    /// says where it came from: `api` (`POST /v1/scans`) or `page` (the hosted page's photo).
+    func scan(outcome: String, source: String, duration: Duration) {
+        counter("scans_total", [("outcome", outcome), ("source", source)]).increment()
         timer(Self.scanDuration, []).recordNanoseconds(duration.nanoseconds)
     }
 

@@ -88,7 +88,7 @@ struct ServeEndToEndTests {
             let fromScan = Data(#"{"scan": "\#(scanID)", "cvc": "123"}"#.utf8)
             #expect(try http("POST", server.url + "/v1/tokens", key: publishable, type: "application/json", body: fromScan).0 == 201)
             let (_, metrics) = try http("GET", server.url + "/metrics", key: nil, type: nil, body: nil)
-            #expect(String(decoding: metrics, as: UTF8.self).contains(#"scans_total{outcome="found"} 1"#))
+            #expect(String(decoding: metrics, as: UTF8.self).contains(#"scans_total{outcome="found",source="api"} 1"#))
 
             let again = try CLIRunner.run(["charge", "--token", tokenID, "--amount", "1999", "--currency", "EUR", "--key", secret] + common)
             #expect(again.status == 2)

@@ -316,6 +316,9 @@ struct CheckoutPageTests {
             #expect(try await upload(token: nil, cookie: page.cookie).0 == .forbidden)
             #expect(try await upload(token: try page.formToken(), cookie: nil).0 == .forbidden)
             #expect(try await upload(token: try page.formToken(), cookie: page.cookie, type: "text/plain").0 == .unsupportedMediaType)
+            // Both photos were read and counted as the page's scans (the refused ones were not read).
+            let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+            #expect(metrics.contains(#"scans_total{outcome="found",source="page"} 2"#), "\(metrics)")
             // Reading a photo is not an attempt, and the number is in no log line.
             #expect(try await client.session(fixture, id).attempts == 0)
             #expect(!fixture.logs.all.joined().contains(pan))

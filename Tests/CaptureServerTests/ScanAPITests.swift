@@ -65,7 +65,7 @@ struct ScanAPITests {
             let (refused, _, _) = try await client.post("/v1/scans", key: key, body: other, type: "image/png", idempotencyKey: "s1")
             #expect(refused == .badRequest)
             let (_, metrics) = try await client.send(.get, "/metrics", key: nil)
-            #expect(String(decoding: metrics, as: UTF8.self).contains(#"scans_total{outcome="found"} 1"#), "the image was scanned twice")
+            #expect(String(decoding: metrics, as: UTF8.self).contains(#"scans_total{outcome="found",source="api"} 1"#), "the image was scanned twice")
         }
     }
 

@@ -45,9 +45,13 @@ extension CheckoutPageRoutes {
         let limit = context.maxUploadSize
         let result = try await scanning.holdingPagePlace(session: id, address: client(request, context)) {
             let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: ScanRoutes.tooLarge(limit)).readableBytesView)
+            let start = ContinuousClock.now
             do {
-                return try await scanning.scan(bytes)
+                let result = try await scanning.scan(bytes)
+                metrics.scan(outcome: result.status.rawValue, source: "page", duration: .now - start)
+                return result
             } catch let error as OCRError {
+                metrics.scan(outcome: error.code.rawValue, source: "page", duration: .now - start)
                 throw ScanRoutes.apiError(error)
             }
         }

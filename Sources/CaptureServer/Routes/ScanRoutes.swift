@@ -195,9 +195,9 @@ struct ScanRoutes {
                 let result: ScanResult
                 do {
                     result = try await scanning.scan(bytes)
-                    metrics.scan(outcome: result.status.rawValue, duration: .now - start)
+                    metrics.scan(outcome: result.status.rawValue, source: "api", duration: .now - start)
                 } catch let error as OCRError {
-                    metrics.scan(outcome: error.code.rawValue, duration: .now - start)
+                    metrics.scan(outcome: error.code.rawValue, source: "api", duration: .now - start)
                     throw Self.apiError(error)
                 }
                 let scan = try await vault.recordScan(for: merchantID, result: result)
