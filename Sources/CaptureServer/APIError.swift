@@ -41,16 +41,29 @@ public struct APIError: HTTPResponseError, Sendable {
             let code: String
             let message: String
             let param: String?
+            /// The request's id, as in its `Request-Id` header and its log line.
+            let requestID: String?
+
+            enum CodingKeys: String, CodingKey {
+                case type, code, message, param
+                case requestID = "request_id"
+            }
         }
         let error: Detail
     }
 
+    /// The error object's JSON, with the request's id when there is one.
+    func body(requestID: String?) -> [UInt8] {
+        let body = Body(error: .init(type: kind.rawValue, code: code, message: message, param: param, requestID: requestID))
+        // Strings and an optional string: nothing here can fail to encode.
+        return (try? Array(APIJSON.encoder.encode(body))) ?? Array(#"{"error":{"type":"api_error","code":"internal_error"}}"#.utf8)
+    }
+
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body = Body(error: .init(type: kind.rawValue, code: code, message: message, param: param))
         var headers = HTTPFields()
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         if let allow { headers[.allow] = allow }
-        return APIJSON.response(status, try APIJSON.encoder.encode(body), headers: headers)
+        return APIJSON.response(status, body(requestID: (context as? APIContext)?.requestID), headers: headers)
     }
 
     // MARK: - Common errors

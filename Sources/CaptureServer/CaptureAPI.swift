@@ -181,7 +181,9 @@ public struct CaptureAPI: Sendable {
         let registry = ConnectionRegistry(limit: limits.maximumConnections)
         let http = HTTPServerBuilder.http1(
             configuration: .init(
-                additionalChannelHandlers: [ConnectionGuard(registry: registry, limits: limits)],
+                additionalChannelHandlers: [
+                    UnreadableRequestResponder(logger: logger, metrics: metrics), ConnectionGuard(registry: registry, limits: limits),
+                ],
                 idleTimeout: TimeAmount(limits.idleTimeout)
             )
         )
