@@ -155,3 +155,16 @@ for store in [s for s in ["sqlite", "postgres-1", "postgres-2"] if os.path.exist
         of_pgbench = f"{median('rate') / reference:9.2f}x" if reference and name != "healthz" and store != "sqlite" else ""
         print(f"{label:14} {route:22} {median('rate'):8.0f} {median('p50'):7.2f} {median('p99'):7.2f} {share:9.0%} {of_pgbench:>10} {sum(r['bad'] for r in runs[name]):7d}")
 PY
+
+# A request's log line, by handler: swift-log's StreamLogHandler (the server's text line before
+# --log-format) against the server's own, text and JSON, written to /dev/null, in interleaved
+# rounds; medians. The servers above logged JSON (their standard error was a file).
+logs=$("$cli" bench-logs --lines 100000 --rounds 7 2>/dev/null)
+python3 - "$logs" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+us = lambda name: r[name + "_ns_per_line"] / 1000
+print(f"Log line, {r['lines']} lines x {r['rounds']} rounds, medians: StreamLogHandler {us('stream_text'):.2f} us,"
+      f" --log-format text {us('server_text'):.2f} us ({r['server_text_vs_stream']:.2f}x),"
+      f" --log-format json {us('server_json'):.2f} us ({r['server_json_vs_stream']:.2f}x)")
+PY

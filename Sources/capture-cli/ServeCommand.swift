@@ -114,6 +114,15 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var webhookAllowPrivate = false
 
+    @Option(
+        name: .customLong("log-format"),
+        help: ArgumentHelp(
+            "json (one object per line, for a log collector) or text (for a person); json when standard error is not a terminal.",
+            valueName: "format"
+        )
+    )
+    var logFormat: LogFormat?
+
     @OptionGroup var vault: VaultOptions
 
     func validate() throws {
@@ -148,6 +157,9 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Every logger of the process (the server's, its libraries') writes this way.
+        let format = logFormat?.handlerFormat ?? (isatty(2) == 1 ? .text : .json)
+        LoggingSystem.bootstrap { label in ServerLogHandler(label: label, format: format) }
         var logger = Logger(label: "capture-cli.serve")
         logger.logLevel = .info
         let opened = try await vault.openVault(configuration: Vault.Configuration(tokenLifetime: .seconds(tokenTTL)))
@@ -223,4 +235,11 @@ struct ServeCommand: AsyncParsableCommand {
             return nil
         }
     }
+}
+
+/// `serve --log-format`.
+enum LogFormat: String, ExpressibleByArgument {
+    case json, text
+
+    var handlerFormat: ServerLogHandler.Format { self == .json ? .json : .text }
 }

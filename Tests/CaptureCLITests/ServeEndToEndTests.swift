@@ -123,7 +123,14 @@ struct ServeEndToEndTests {
 
             server.stop()
             let log = server.output
-            #expect(log.contains("status=201"))
+            // Standard error is a file here, not a terminal: one JSON object per line.
+            let lines = log.split(separator: "\n").filter { $0.hasPrefix("{") }
+            let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            #expect(!lines.isEmpty && objects.count == lines.count, "lines that are not JSON in \(log)")
+            let created = try #require(objects.first { $0["route"] as? String == "/v1/tokens" && $0["status"] as? Int == 201 })
+            #expect(created["message"] as? String == "request" && created["level"] as? String == "info")
+            #expect((created["request_id"] as? String)?.hasPrefix("req_") == true && created["duration_ms"] is Double)
+            #expect((created["time"] as? String)?.hasSuffix("Z") == true)
             var stored = Data()
             for suffix in ["", "-wal"] { stored.append(FileManager.default.contents(atPath: database + suffix) ?? Data()) }
             let storedText = String(decoding: stored, as: UTF8.self)

@@ -6,7 +6,8 @@ import Logging
 import NIOHTTP1
 import Tokenizer
 
-/// Logs one structured line per request (method, path, status, time, merchant, request id),
+/// Logs one structured line per request (method, route template, path, status, time, merchant,
+/// request id),
 /// counts it in ``APIMetrics``,
 /// and turns every error into the API's JSON error object: the vault's and the card's with
 /// their own statuses, Hummingbird's (bad JSON, body too large) rewritten, anything else a
@@ -44,9 +45,10 @@ struct RequestLogMiddleware: RouterMiddleware {
             "request",
             metadata: [
                 "method": .string(request.method.rawValue),
+                "route": .string(context.endpointPath ?? "-"),
                 "path": .string(PAN.maskingDigitRuns(in: request.uri.path)),
                 "status": .stringConvertible(response.status.code),
-                "ms": .string(Self.milliseconds(elapsed)),
+                "duration_ms": .stringConvertible(LogNumber(Self.milliseconds(elapsed))),
                 "merchant": .string(context.notes.merchantID ?? "-"),
                 "request_id": .string(context.requestID),
             ]
