@@ -17,7 +17,7 @@ struct CaptureCLI: AsyncParsableCommand {
             ScanCommand.self, EnterCommand.self, ValidateCommand.self, TokenizeCommand.self, ChargeCommand.self, CheckoutCommand.self,
             ChargeURLCommand.self, WebhooksCommand.self, ServeCommand.self,
             KeysCommand.self, MigrateCommand.self,
-            BenchCommand.self, LogBenchCommand.self,
+            BenchCommand.self, LogBenchCommand.self, SoakCommand.self,
         ]
     )
 

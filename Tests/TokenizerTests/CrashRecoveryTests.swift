@@ -293,4 +293,48 @@ struct CrashRecoveryTests {
         }
         #expect(try await restarted.outcome(ofAuthorization: "tran_1") == .declined(code: "card_declined"))
     }
+
+    @Test("with a journal, memory holds only the latest authorizations; older ones are read back from the file, never charged twice")
+    func sandboxMemoryBounded() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("vault.sqlite.sandbox").path
+        let sandbox = try SandboxProcessor(journal: path, recent: 4)
+        func request(_ reference: String, _ number: String = "4242424242424242") throws -> AuthorizationRequest {
+            AuthorizationRequest(
+                reference: reference,
+                pan: try PAN(number),
+                expiry: try Expiry(month: 12, year: 2030),
+                cvc: nil,
+                amount: 1000,
+                currency: try Currency("EUR"),
+                holder: nil
+            )
+        }
+        var references: [String] = []
+        var first: [AuthorizationOutcome] = []
+        for index in 0..<50 {
+            let reference = ObjectID.random(.transaction).rawValue
+            references.append(reference)
+            first.append(try await sandbox.authorize(try request(reference, index % 5 == 0 ? "4000000000000002" : "4242424242424242")))
+            #expect(sandbox.rememberedAuthorizations <= 4)
+        }
+        // The oldest, long gone from memory: read back, and answered as the first time.
+        #expect(try await sandbox.outcome(ofAuthorization: references[0]) == first[0])
+        #expect(try await sandbox.authorize(try request(references[1])) == first[1])
+        #expect(try await sandbox.authorize(try request(references[5])) == .declined(code: "card_declined"))
+        // A reference that is no transaction id is looked for in the file too (tran_one style).
+        #expect(try await sandbox.authorize(try request("tran_one")) == sandbox.outcome(ofAuthorization: "tran_one"))
+        #expect(try await sandbox.authorize(try request("tran_one")) == sandbox.outcome(ofAuthorization: "tran_one"))
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 51, "one journal line per reference, none for an answer read back")
+        #expect(sandbox.rememberedAuthorizations <= 4)
+        // A fresh process remembers nothing and reads everything it is asked about.
+        let restarted = try SandboxProcessor(journal: path, recent: 4)
+        #expect(restarted.rememberedAuthorizations == 0)
+        for (reference, outcome) in zip(references, first).prefix(10) {
+            #expect(try await restarted.outcome(ofAuthorization: reference) == outcome)
+        }
+        #expect(try await restarted.outcome(ofAuthorization: ObjectID.random(.transaction).rawValue) == nil)
+    }
 }
