@@ -217,7 +217,9 @@ extension PostgresVaultStore {
         // microseconds of JSON), so that it goes in the same statement.
         let now = events?.now() ?? Date()
         let draft = try events.flatMap { try $0.settled(record) }
-        let eventID = ObjectID.random(.event).rawValue
+        // Made at the event's time: event ids sort by it, and the retention sweep finds old
+        // events by id.
+        let eventID = ObjectID.random(.event, at: now).rawValue
         // An id for each endpoint the merchant may have (at most webhookEndpointLimit).
         let deliveryIDs = (0..<Payments.webhookEndpointLimit).map { _ in ObjectID.random(.webhookDelivery).rawValue }
         let query = try Self.settle(

@@ -285,13 +285,12 @@ extension SQLiteVaultStore {
         }
         migrator.registerMigration("v14: events kept, card lengths") { db in
             // Every event is kept, endpoint or not (GET /v1/events): a merchant's are listed
-            // newest first by (merchant, time, id), and the retention sweep finds old ones by
-            // time. A charge keeps its card's length, learned when the card is opened for the
+            // newest first by (merchant, time, id); the retention sweep finds old ones by id,
+            // which starts with the time. A charge keeps its card's length, learned when the card is opened for the
             // processor, for Inner Fence's redacted number (nil for charges made before).
             try db.execute(
                 sql: #"""
                     CREATE INDEX webhook_event_by_merchant ON webhook_event (merchant_id, created_at, id);
-                    CREATE INDEX webhook_event_by_time ON webhook_event (created_at);
                     ALTER TABLE "transaction" ADD COLUMN pan_length INTEGER;
                     """#
             )

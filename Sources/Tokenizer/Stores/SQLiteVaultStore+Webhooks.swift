@@ -71,7 +71,9 @@ extension SQLiteVaultStore {
     @discardableResult
     static func record(_ draft: WebhookEventDraft, at now: Date, _ db: Database) throws -> String {
         let merchantID = draft.merchantID
-        let id = ObjectID.random(.event).rawValue
+        // Made at the event's time: event ids sort by it, and the retention sweep finds old
+        // events by id.
+        let id = ObjectID.random(.event, at: now).rawValue
         let insert = try DirectStatement(db, sql: "INSERT INTO webhook_event (id, merchant_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)")
         try insert.execute(binding: id, draft.merchantID, draft.type, Data(draft.body(id: id, at: now)), StoreDate.text(now))
         // Run for every charge, on the writer, and most merchants have no endpoint.
@@ -295,8 +297,9 @@ extension SQLiteVaultStore {
             // Over deliveries only: a pending one is a day old at most (or a resend's, minutes).
             try db.execute(sql: Self.deleteOldDeliveries, arguments: [cutoff, limit])
             let deliveries = db.changesCount
-            // Then events past the cutoff with no delivery left, oldest first, by their time index.
-            try db.execute(sql: Self.deleteOldEvents, arguments: [cutoff, limit])
+            // Then events past the cutoff with no delivery left, oldest first, by id (event ids
+            // start with their time): an index on their time would cost every charge a write.
+            try db.execute(sql: Self.deleteOldEvents, arguments: [ObjectID.bound(.event, after: cutoff), limit])
             return (deliveries, db.changesCount)
         }
     }
@@ -311,9 +314,9 @@ extension SQLiteVaultStore {
     /// Deletes a batch of old events none of whose deliveries is left.
     static let deleteOldEvents = """
         DELETE FROM webhook_event WHERE id IN (
-          SELECT id FROM webhook_event e WHERE created_at < ?
+          SELECT id FROM webhook_event e WHERE id < ?
             AND NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_id = e.id)
-          ORDER BY created_at LIMIT ?)
+          ORDER BY id LIMIT ?)
         """
 }
 

@@ -55,7 +55,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
     /// A new id made at `date`: the vault's records take their own clock's time, so that an
     /// id never starts later than the record's `created_at` (within the millisecond).
-    static func random(_ kind: Kind, at date: Date) -> ObjectID {
+    package static func random(_ kind: Kind, at date: Date) -> ObjectID {
         var generator = SystemRandomPair()
         return random(kind, at: date, using: &generator)
     }
