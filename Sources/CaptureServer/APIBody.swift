@@ -61,12 +61,15 @@ enum APIBody {
     }
 
     /// Decodes a body read whole as `T`: 400 naming `param` when a field is missing or of the
-    /// wrong type, 400 `invalid_json` when it is not JSON at all.
-    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+    /// wrong type, 400 `parameter_unknown` for a key `T` does not take, 400 `invalid_json`
+    /// when it is not JSON at all.
+    static func decode<T: APIParameters>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         guard !bytes.isEmpty else {
             throw APIError(.badRequest, .invalidRequest, code: "invalid_json", message: "the request needs a JSON object body")
         }
-        switch StrictJSON.problem(in: bytes) {
+        switch StrictJSON.problem(in: bytes, parameters: T.parameters) {
+        case .unknownKey(let key)?:
+            throw T.parameters.refusal(of: key, in: "this request's body")
         case .duplicateKey(let key)?:
             let shown = String(key.prefix(40))
             throw APIError(

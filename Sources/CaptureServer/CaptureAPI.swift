@@ -104,7 +104,7 @@ public struct CaptureAPI: Sendable {
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
-        let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault))
+        let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault)).add(middleware: QueryParameterMiddleware())
         let idempotent = IdempotentRequests(keys: IdempotencyKeys(vault: vault, lease: idempotencyLease))
         TokenRoutes(vault: vault, metrics: metrics, idempotent: idempotent, limiter: tokenLimiter, trustedProxies: trustedProxies).add(to: v1)
         let scanning = scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }

@@ -6,13 +6,16 @@ import Foundation
 /// code further down). One pass over the bytes, before decoding; anything else that is wrong
 /// with the JSON is left to the decoder's own errors.
 enum StrictJSON {
-    /// Why a body is refused: a key given twice, or a NUL in a string.
+    /// Why a body is refused: a key given twice, a NUL in a string, or a top-level key the
+    /// request does not take.
     enum Problem: Equatable {
         case duplicateKey(String)
         case nulCharacter
+        case unknownKey(String)
     }
 
-    static func problem(in bytes: [UInt8]) -> Problem? {
+    /// - Parameter parameters: the keys the body's top-level object may have; nil for any.
+    static func problem(in bytes: [UInt8], parameters: KnownParameters? = nil) -> Problem? {
         var keys = SeenKeys()
         var expectingKey = false
         var index = 0
@@ -41,6 +44,10 @@ enum StrictJSON {
                     let text = string.hasEscapes ? normalized(bytes[index...string.end]) : nil
                     guard keys.insert(place, text: text, in: bytes) else {
                         return .duplicateKey(String(decoding: text ?? Array(bytes[place]), as: UTF8.self))
+                    }
+                    if let parameters, keys.depth == 1 {
+                        let key = text.map { $0[...] } ?? bytes[place]
+                        if !parameters.contains(key) { return .unknownKey(String(decoding: key, as: UTF8.self)) }
                     }
                 }
                 index = string.end
@@ -73,6 +80,8 @@ enum StrictJSON {
         private var places: [Range<Int>] = []
 
         var inObject: Bool { open.last.map { $0 != nil } ?? false }
+        /// Objects and arrays open: 1 inside the body's own object.
+        var depth: Int { open.count }
 
         mutating func openObject() { open.append(Object(first: places.count)) }
 

@@ -78,7 +78,10 @@ struct CheckoutSessionTests {
     @Test(
         "a session asked wrongly is refused, naming the parameter",
         arguments: [
-            ("return_url", wrong { $0.returnURL = "ftp://shop.example/done" }),
+            // Any URI scheme is an address an app may have registered, but not one a browser
+            // would run or read locally.
+            ("return_url", wrong { $0.returnURL = "data:text/html,<b>paid</b>" }),
+            ("return_url", wrong { $0.returnURL = "file:///etc/passwd" }),
             ("return_url", wrong { $0.returnURL = "/done" }),
             ("return_url", wrong { $0.returnURL = "https://" + String(repeating: "a", count: 2100) + ".example" }),
             ("return_url", wrong { $0.returnURL = "https://shop.example:99999/done" }),

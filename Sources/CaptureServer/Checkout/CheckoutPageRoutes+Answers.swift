@@ -218,6 +218,15 @@ extension CheckoutPageRoutes {
     // MARK: - Words
 
     static let unreadable = CheckoutPages.Notice(kind: "error", text: "The form could not be read. Fill it in again and press Pay.")
+
+    /// A form with a field this page does not have: nothing was done with it.
+    static func unknownField(_ name: String) -> CheckoutPages.Notice {
+        CheckoutPages.Notice(
+            kind: "error",
+            text:
+                "The form sent a field this page does not have (\(name.isEmpty ? "no name" : name)), so nothing was charged. Reload the page and try again."
+        )
+    }
     static let staleForm = CheckoutPages.Notice(
         kind: "error",
         text: "This form had expired or was not sent from this page, so nothing was charged. Enter the card again."

@@ -68,6 +68,10 @@ struct CheckoutPageRoutes {
         /// A scan the page's camera made for this session (``Payments/pageScanReference(sessionID:scanID:)``),
         /// in place of `number`.
         var scan: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case number, expiry, cvc, name, csrf, scan
+        }
     }
 
     @Sendable func show(_ request: Request, context: APIContext) async -> Response {
@@ -103,7 +107,13 @@ struct CheckoutPageRoutes {
             let again = { (status: HTTPResponse.Status, form: CheckoutPages.Form, notice: CheckoutPages.Notice?) in
                 render(session, merchant: page.merchantName, transaction: nil, status: status, request: request, form: form, notice: notice)
             }
-            guard let submission = try await readForm(request) else {
+            let read: Submission?
+            do {
+                read = try await readForm(request)
+            } catch let unknown as UnknownFormField {
+                return again(.badRequest, CheckoutPages.Form(), Self.unknownField(unknown.name))
+            }
+            guard let submission = read else {
                 return again(.badRequest, CheckoutPages.Form(), Self.unreadable)
             }
             var form = typed(submission)
@@ -166,7 +176,13 @@ struct CheckoutPageRoutes {
             guard page.session.status == CheckoutSessionRecord.open else {
                 return render(page.session, merchant: page.merchantName, transaction: page.transaction, status: .conflict, request: request)
             }
-            let submission = try await readForm(request)
+            let submission: Submission?
+            do {
+                submission = try await readForm(request)
+            } catch let unknown as UnknownFormField {
+                let notice = Self.unknownField(unknown.name)
+                return render(page.session, merchant: page.merchantName, transaction: nil, status: .badRequest, request: request, notice: notice)
+            }
             guard formTokenIsValid(submission?.csrf, sessionID: id, request: request) else {
                 return render(
                     page.session,
@@ -192,10 +208,26 @@ struct CheckoutPageRoutes {
     // MARK: - The form
 
     /// The posted form, or nil when it cannot be read as one.
+    ///
+    /// - Throws: ``UnknownFormField`` for a field the page's forms do not have (a form made
+    ///   elsewhere, or a page of another version): refused, not ignored.
     func readForm(_ request: Request) async throws -> Submission? {
         let tooLarge = APIError(.contentTooLarge, .invalidRequest, code: "body_too_large", message: "the form is over 16 KiB")
-        let body = try await APIBody.collect(request, limit: Self.formLimit, tooLarge: tooLarge)
-        return try? URLEncodedFormDecoder().decode(Submission.self, from: String(buffer: body))
+        let text = String(buffer: try await APIBody.collect(request, limit: Self.formLimit, tooLarge: tooLarge))
+        for pair in text.split(separator: "&") {
+            let raw = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            let name = raw.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(raw)
+            if !Self.formFields.contains(name) { throw UnknownFormField(name: KnownParameters.shown(name)) }
+        }
+        return try? URLEncodedFormDecoder().decode(Submission.self, from: text)
+    }
+
+    /// The fields of the page's forms (the payment form's; the cancel form sends `csrf`).
+    static let formFields = KnownParameters(Submission.CodingKeys.self)
+
+    /// A posted form field the page does not have.
+    struct UnknownFormField: Error {
+        let name: String
     }
 
     /// What the buyer typed, to show again (never the security code).

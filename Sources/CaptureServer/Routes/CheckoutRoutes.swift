@@ -21,7 +21,9 @@ struct CheckoutRoutes {
         group.post("checkout_sessions/:id/cancel", use: cancel)
     }
 
-    struct CreateBody: Decodable {
+    struct CreateBody: APIParameters {
+        static let parameters = KnownParameters(CodingKeys.self)
+
         let amount: Int
         let currency: String
         let description: String?
@@ -35,7 +37,7 @@ struct CheckoutRoutes {
         let savePaymentMethod: Bool?
         let metadata: [String: String]?
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case amount, currency, description, client, metadata
             case returnURL = "return_url"
             case cancelURL = "cancel_url"
@@ -98,6 +100,7 @@ struct CheckoutRoutes {
         let merchantID = try context.secretMerchantID()
         let id = try context.parameters.require("id")
         let bytes = try await APIBody.collectJSON(request)
+        try NoParameters.check(bytes)
         let base = baseURL(request)
         return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
             let canceled = try await payments.cancelCheckoutSession(id, merchantID: merchantID)

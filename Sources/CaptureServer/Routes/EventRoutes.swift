@@ -28,6 +28,7 @@ struct EventRoutes {
         let merchantID = try context.secretMerchantID()
         let id = try context.parameters.require("id")
         let bytes = try await APIBody.collectJSON(request)
+        try NoParameters.check(bytes)
         return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
             let made = try await payments.resendEvent(id, merchantID: merchantID)
             let list = ResourceBodies.List(
@@ -62,10 +63,12 @@ struct EventRoutes {
     /// The time range of `created` and its bracketed bounds. Events are shown to the second
     /// (`created`), so `created[lte]=T` takes an event made at T.4 s, as a reader expects.
     static func createdRange(_ request: Request) throws -> WebhookEventFilter {
-        let query = request.uri.queryParameters
+        // Names as sent, percent-decoded: a client's library writes `created%5Bgte%5D`.
+        var query: [String: String] = [:]
+        for (name, value) in request.uri.queryParameters { query[name.removingPercentEncoding ?? String(name)] = String(value) }
         var filter = WebhookEventFilter()
         func seconds(_ name: String) throws -> Double? {
-            guard let text = query.get(name) else { return nil }
+            guard let text = query[name] else { return nil }
             guard text.utf8.count <= 12, let value = Int(text), value >= 0 else {
                 throw APIError(
                     .badRequest,

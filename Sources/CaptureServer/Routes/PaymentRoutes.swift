@@ -21,7 +21,9 @@ struct PaymentRoutes {
         group.delete("payment_methods/:id", use: deletePaymentMethod)
     }
 
-    struct ChargeBody: Decodable {
+    struct ChargeBody: APIParameters {
+        static let parameters = KnownParameters(CodingKeys.self)
+
         let token: String?
         let paymentMethod: String?
         let amount: Int
@@ -30,20 +32,32 @@ struct PaymentRoutes {
         let client: String?
         let savePaymentMethod: Bool?
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case token, amount, currency, description, client
             case paymentMethod = "payment_method"
             case savePaymentMethod = "save_payment_method"
         }
     }
 
-    struct RefundBody: Decodable {
+    struct RefundBody: APIParameters {
+        static let parameters = KnownParameters(CodingKeys.self)
+
         let amount: Int?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case amount
+        }
     }
 
-    struct ClientBody: Decodable {
+    struct ClientBody: APIParameters {
+        static let parameters = KnownParameters(CodingKeys.self)
+
         let email: String?
         let description: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case email, description
+        }
     }
 
     @Sendable func charge(_ request: Request, context: APIContext) async throws -> Response {

@@ -23,7 +23,9 @@ struct TokenRoutes {
 
     /// A card (`number`, `exp_month`, `exp_year`) or a scan (`scan`, with `exp_month` and
     /// `exp_year` only where the scan did not read them or read them wrong).
-    struct CreateBody: Decodable {
+    struct CreateBody: APIParameters {
+        static let parameters = KnownParameters(CodingKeys.self)
+
         let number: String?
         let scan: String?
         let expMonth: Int?
@@ -33,7 +35,7 @@ struct TokenRoutes {
         let amount: Int?
         let currency: String?
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case number, scan, cvc, holder, amount, currency
             case expMonth = "exp_month"
             case expYear = "exp_year"

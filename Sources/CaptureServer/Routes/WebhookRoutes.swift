@@ -17,9 +17,15 @@ struct WebhookRoutes {
         group.post("webhook_endpoints/:id/deliveries/:delivery/retry", use: retry)
     }
 
-    struct CreateBody: Decodable {
+    struct CreateBody: APIParameters {
+        static let parameters = KnownParameters(CodingKeys.self)
+
         let url: String
         let events: [String]?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case url, events
+        }
     }
 
     @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
@@ -72,6 +78,7 @@ struct WebhookRoutes {
         let id = try context.parameters.require("id")
         let deliveryID = try context.parameters.require("delivery")
         let bytes = try await APIBody.collectJSON(request)
+        try NoParameters.check(bytes)
         return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
             let made = try await payments.retryWebhookDelivery(deliveryID, endpoint: id, merchantID: merchantID)
             return (.created, try APIJSON.encoder.encode(Delivery(Payments.WebhookDelivery(delivery: made, attempts: []))))

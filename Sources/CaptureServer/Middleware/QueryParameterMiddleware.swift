@@ -1,0 +1,38 @@
+import Foundation
+import Hummingbird
+
+/// Refuses a query parameter the route does not take (400 `parameter_unknown`, with the nearest
+/// name when one is one or two edits away): `GET /v1/transactions?limt=5` would otherwise list
+/// a hundred, and the client would believe it asked for five.
+struct QueryParameterMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+
+    /// The query parameters each route takes, by method and template; a route not here takes
+    /// none (every POST, every read of one object).
+    static let routes: [String: KnownParameters] = {
+        let paging = ["limit", "starting_after"]
+        let table: [String: [String]] = [
+            "GET /v1/transactions": paging + ["client"],
+            "GET /v1/clients/{id}/payment_methods": paging,
+            "GET /v1/checkout_sessions": paging,
+            "GET /v1/webhook_endpoints/{id}/deliveries": paging,
+            "GET /v1/events": paging + ["type", "created", "created[gte]", "created[gt]", "created[lte]", "created[lt]"],
+        ]
+        return table.mapValues(KnownParameters.init)
+    }()
+
+    static let none = KnownParameters([])
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.uri.query != nil else { return try await next(request, context) }
+        let method = request.method == .head ? "GET" : request.method.rawValue
+        let route = "\(method) \(context.endpointPath ?? request.uri.path)"
+        let known = Self.routes[route] ?? Self.none
+        for (name, _) in request.uri.queryParameters {
+            // Hummingbird leaves names as sent: `created%5Bgte%5D` is `created[gte]`.
+            let decoded = name.removingPercentEncoding ?? String(name)
+            if !known.contains(decoded) { throw known.refusal(of: decoded, in: route) }
+        }
+        return try await next(request, context)
+    }
+}
