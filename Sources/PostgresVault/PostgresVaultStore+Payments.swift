@@ -176,7 +176,7 @@ extension PostgresVaultStore {
             VALUES (\(record.id), \(record.merchantID), \(record.status), \(record.amount), \(record.currency), \(record.refundedAmount),
               \(record.description), \(record.clientID), \(record.paymentMethodID), \(record.tokenID), \(record.declineCode),
               \(record.processorReference), \(record.brand), \(record.bin), \(record.last4), \(record.expMonth), \(record.expYear),
-              \(record.createdAt.stored), \(record.idempotencyKey), \(record.checkoutSessionID), \(record.panLength))
+              \(record.createdAt.stored), \(record.idempotencyKey), \(record.checkoutSessionID), \(record.panLength.map(Int32.init)))
             """,
             connection,
             logger
@@ -234,6 +234,10 @@ extension PostgresVaultStore {
         return try rows.first?.decode(Int.self) == 1 ? record : nil
     }
 
+    /// The statement is prepared once per connection, and a parameter's type is fixed by its
+    /// first use (a recovery's NULL length made it `integer`, and a later 8-byte Int was refused):
+    /// the card's length is bound as a 4-byte integer, cast as the column is.
+    ///
     /// The statement of ``settleTransaction(_:as:events:)`` outside a checkout session:
     /// `event` is the settlement's event (nil when events are not kept).
     static func settle(
@@ -249,7 +253,7 @@ extension PostgresVaultStore {
           UPDATE "transaction" SET status = \(settlement.status), decline_code = \(settlement.declineCode),
             processor_reference = \(settlement.processorReference),
             payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id),
-            pan_length = COALESCE(\(settlement.panLength), pan_length)
+            pan_length = COALESCE(\(settlement.panLength.map(Int32.init))::integer, pan_length)
           WHERE id = \(transactionID) AND status = 'pending'
           RETURNING id),
         takers AS (
@@ -299,7 +303,7 @@ extension PostgresVaultStore {
                 UPDATE "transaction" SET status = \(settlement.status), decline_code = \(settlement.declineCode),
                   processor_reference = \(settlement.processorReference),
                   payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id),
-                  pan_length = COALESCE(\(settlement.panLength), pan_length)
+                  pan_length = COALESCE(\(settlement.panLength.map(Int32.init))::integer, pan_length)
                 WHERE id = \(pending.id) AND status = 'pending'
                 """,
                 connection,
