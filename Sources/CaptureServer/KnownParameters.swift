@@ -1,3 +1,4 @@
+import CardCapture
 import HTTPTypes
 
 /// The parameter names a request may carry (a JSON body's keys, a query's or a form's names),
@@ -68,9 +69,10 @@ struct KnownParameters: Sendable {
         return previous[b.count]
     }
 
-    /// A client's name fit to be quoted: printable ASCII, at most 40 characters.
+    /// A client's name fit to be quoted: printable ASCII, at most 40 characters, and a card
+    /// number sent as a name masked (a name is echoed in `param` and on the page).
     static func shown(_ name: String) -> String {
-        String(String.UnicodeScalarView(name.unicodeScalars.filter { (0x20..<0x7F).contains($0.value) }.prefix(40)))
+        PAN.maskingDigitRuns(in: String(String.UnicodeScalarView(name.unicodeScalars.filter { (0x20..<0x7F).contains($0.value) }.prefix(40))))
     }
 }
 

@@ -24,6 +24,15 @@ struct ParameterTests {
             #expect(status == .badRequest && error.code == "parameter_unknown" && error.param == "amout")
             #expect(error.message == "amout is not a parameter of this request's body; did you mean amount?", "\(error.message)")
             #expect(!error.message.contains("4242"))
+            // A card number sent as a name is masked wherever the name is echoed.
+            let (_, numberData) = try await client.send(
+                .post,
+                "/v1/tokens",
+                key: fixture.shop.publishable,
+                json: "{\(card), \"4000056655665556\": 1}"
+            )
+            let named = try Self.error(numberData)
+            #expect(named.code == "parameter_unknown" && named.param == "400005******5556" && !named.message.contains("4000056655665556"))
             // Spelled with an escape, it is the same key.
             let escaped = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: #"{\#(card), "\u0061mout": 500}"#)
             #expect(try Self.error(escaped.1).param == "amout")
