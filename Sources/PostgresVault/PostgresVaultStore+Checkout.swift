@@ -88,7 +88,7 @@ extension PostgresVaultStore {
             guard let row = rows.first else { return nil }
             let ended = try Self.checkoutSession(row)
             if let events {
-                try await Self.record({ try events.ended(ended, transaction: nil) }, merchantID: ended.merchantID, at: now, connection, logger)
+                try await Self.record(try events.ended(ended, transaction: nil), at: now, connection, logger)
             }
             return ended
         }
@@ -150,7 +150,7 @@ extension PostgresVaultStore {
         guard let row = rows.first else { return }
         let complete = try checkoutSession(row)
         if let events {
-            try await record({ try events.ended(complete, transaction: transaction) }, merchantID: complete.merchantID, at: now, connection, logger)
+            try await record(try events.ended(complete, transaction: transaction), at: now, connection, logger)
         }
     }
 
@@ -181,8 +181,7 @@ extension PostgresVaultStore {
             if let events {
                 for session in expired {
                     try await Self.record(
-                        { try events.ended(session, transaction: nil) },
-                        merchantID: session.merchantID,
+                        try events.ended(session, transaction: nil),
                         at: now,
                         connection,
                         logger

@@ -188,8 +188,7 @@ extension PostgresVaultStore {
             try await Self.insert(transaction, connection, logger)
             if let events {
                 try await Self.record(
-                    { try events.settled(transaction) },
-                    merchantID: transaction.merchantID,
+                    try events.settled(transaction),
                     at: events.now(),
                     connection,
                     logger
@@ -311,7 +310,7 @@ extension PostgresVaultStore {
             )
             guard changed == 1, let sessionID = settled.checkoutSessionID else { return nil }
             if let events {
-                try await Self.record({ try events.settled(settled) }, merchantID: settled.merchantID, at: events.now(), connection, logger)
+                try await Self.record(try events.settled(settled), at: events.now(), connection, logger)
             }
             try await Self.completeCheckoutSession(sessionID, paidWith: settled, events: events, connection, logger)
             return settled
@@ -366,7 +365,7 @@ extension PostgresVaultStore {
                 logger
             )
             if let events {
-                try await Self.record({ try events.refunded(refund) }, merchantID: refund.merchantID, at: events.now(), connection, logger)
+                try await Self.record(try events.refunded(refund), at: events.now(), connection, logger)
             }
             return try Self.transaction(row)
         }

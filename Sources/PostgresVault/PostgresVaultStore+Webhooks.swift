@@ -75,23 +75,27 @@ extension PostgresVaultStore {
 
     public func recordWebhookEvent(_ draft: WebhookEventDraft, at now: Date) async throws -> String {
         try await transaction { [logger] connection in
-            let id = try await Self.record({ draft }, merchantID: draft.merchantID, at: now, connection, logger)
-            return id ?? ""
+            try await Self.record(draft, at: now, connection, logger)
         }
     }
 
-    /// Writes an event, in the caller's transaction, with a delivery for each of the
-    /// merchant's endpoints that takes its type; returns its id (nil when `draft` gives none:
-    /// the change tells of nothing).
+    /// ``record(_:at:_:_:)`` for a change that may tell of nothing (nil: nothing written).
     @discardableResult
     static func record(
-        _ draft: () throws -> WebhookEventDraft?,
-        merchantID: String,
+        _ draft: WebhookEventDraft?,
         at now: Date,
         _ connection: PostgresConnection,
         _ logger: Logger
     ) async throws -> String? {
-        guard let draft = try draft() else { return nil }
+        guard let draft else { return nil }
+        let id: String = try await record(draft, at: now, connection, logger)
+        return id
+    }
+
+    /// Writes an event, in the caller's transaction, with a delivery for each of the
+    /// merchant's endpoints that takes its type; returns its id.
+    @discardableResult
+    static func record(_ draft: WebhookEventDraft, at now: Date, _ connection: PostgresConnection, _ logger: Logger) async throws -> String {
         let id = ObjectID.random(.event, at: now).rawValue
         try await execute(
             """
@@ -102,7 +106,7 @@ extension PostgresVaultStore {
             logger
         )
         let endpoints = try await rows(
-            "SELECT id, events FROM webhook_endpoint WHERE merchant_id = \(merchantID) AND deleted_at IS NULL",
+            "SELECT id, events FROM webhook_endpoint WHERE merchant_id = \(draft.merchantID) AND deleted_at IS NULL",
             connection,
             logger
         ).map { row in try row.decode((String, String?).self) }
@@ -180,12 +184,13 @@ extension PostgresVaultStore {
         -> [WebhookDeliveryRecord]
     {
         try await transaction { [logger] connection in
+            // Its type alone: the body is not needed to make deliveries of it.
             guard
-                let event = try await Self.rows(
-                    "SELECT \(unescaped: Self.eventColumns) FROM webhook_event WHERE id = \(id) AND merchant_id = \(merchantID)",
+                let type = try await Self.rows(
+                    "SELECT type FROM webhook_event WHERE id = \(id) AND merchant_id = \(merchantID)",
                     connection,
                     logger
-                ).first.map(Self.event)
+                ).first?.decode(String.self)
             else { return [] }
             // The endpoints locked, so that two resends at once make one delivery each.
             let endpoints = try await Self.rows(
@@ -200,13 +205,13 @@ extension PostgresVaultStore {
             ).map { row in try row.decode((String, String?).self) }.map { (id: $0.0, events: $0.1) }
             let chosen =
                 endpointIDs.map { wanted in endpoints.map(\.id).filter(wanted.contains) }
-                ?? WebhookEventDraft(type: event.type, merchantID: merchantID, object: []).takers(among: endpoints)
+                ?? WebhookEndpointRecord.takers(of: type, among: endpoints)
             var made: [String] = []
             for endpoint in chosen {
                 made.append(
                     try await Self.insertDelivery(
                         event: id,
-                        type: event.type,
+                        type: type,
                         merchantID: merchantID,
                         endpoint: endpoint,
                         at: now,

@@ -43,7 +43,7 @@ extension SQLiteVaultStore {
                     """,
                 arguments: [status, now, id, now]
             )
-            if let ended, let events { try Self.record(events.ended(ended, transaction: nil), merchantID: ended.merchantID, at: now, db) }
+            if let ended, let events { try Self.record(events.ended(ended, transaction: nil), at: now, db) }
             return ended
         }
     }
@@ -91,7 +91,7 @@ extension SQLiteVaultStore {
                 arguments: [transaction.id, now, id]
             )
         else { return }
-        if let events { try record(events.ended(complete, transaction: transaction), merchantID: complete.merchantID, at: now, db) }
+        if let events { try record(events.ended(complete, transaction: transaction), at: now, db) }
     }
 
     public func releaseCheckoutPayment(id: String) async throws -> CheckoutSessionRecord? {
@@ -120,7 +120,7 @@ extension SQLiteVaultStore {
             )
             if let events {
                 for session in expired {
-                    try Self.record(events.ended(session, transaction: nil), merchantID: session.merchantID, at: now, db)
+                    try Self.record(events.ended(session, transaction: nil), at: now, db)
                 }
             }
             return expired

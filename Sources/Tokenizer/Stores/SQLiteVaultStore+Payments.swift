@@ -65,7 +65,7 @@ extension SQLiteVaultStore {
         try await groupCommit.write { db in
             try Self.insert(transaction, db)
             if let events {
-                try Self.record(events.settled(transaction), merchantID: transaction.merchantID, at: events.now(), db)
+                try Self.record(events.settled(transaction), at: events.now(), db)
             }
         }
     }
@@ -141,7 +141,7 @@ extension SQLiteVaultStore {
             settled.paymentMethodID = settlement.paymentMethodID ?? pending.paymentMethodID
             settled.panLength = settlement.panLength ?? pending.panLength
             if let events {
-                try Self.record(events.settled(settled), merchantID: settled.merchantID, at: events.now(), db)
+                try Self.record(events.settled(settled), at: events.now(), db)
             }
             if settled.status == "succeeded", let sessionID = settled.checkoutSessionID {
                 try Self.completeCheckoutSession(sessionID, paidWith: settled, events: events, db)
@@ -195,7 +195,7 @@ extension SQLiteVaultStore {
             )
             guard db.changesCount == 1 else { return nil }
             try refund.insert(db)
-            if let events { try Self.record(events.refunded(refund), merchantID: refund.merchantID, at: events.now(), db) }
+            if let events { try Self.record(events.refunded(refund), at: events.now(), db) }
             return try TransactionRecord.fetchOne(db, key: refund.transactionID)
         }
     }

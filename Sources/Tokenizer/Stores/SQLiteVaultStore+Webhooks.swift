@@ -62,7 +62,7 @@ extension SQLiteVaultStore {
 
     /// ``record(_:at:_:)`` for a change that may tell of nothing (nil: nothing written).
     @discardableResult
-    static func record(_ draft: WebhookEventDraft?, merchantID: String, at now: Date, _ db: Database) throws -> String? {
+    static func record(_ draft: WebhookEventDraft?, at now: Date, _ db: Database) throws -> String? {
         try draft.map { try record($0, at: now, db) }
     }
 
@@ -70,7 +70,6 @@ extension SQLiteVaultStore {
     /// merchant's endpoints that takes its type; returns its id.
     @discardableResult
     static func record(_ draft: WebhookEventDraft, at now: Date, _ db: Database) throws -> String {
-        let merchantID = draft.merchantID
         // Made at the event's time: event ids sort by it, and the retention sweep finds old
         // events by id.
         let id = ObjectID.random(.event, at: now).rawValue
@@ -78,7 +77,7 @@ extension SQLiteVaultStore {
         try insert.execute(binding: id, draft.merchantID, draft.type, Data(draft.body(id: id, at: now)), StoreDate.text(now))
         // Run for every charge, on the writer, and most merchants have no endpoint.
         let select = try DirectStatement(db, sql: "SELECT id, events FROM webhook_endpoint WHERE merchant_id = ? AND deleted_at IS NULL")
-        let endpoints = try select.all(binding: merchantID) { row -> (id: String, events: String?) in (try row.value(0), row.optional(1)) }
+        let endpoints = try select.all(binding: draft.merchantID) { row -> (id: String, events: String?) in (try row.value(0), row.optional(1)) }
         for endpoint in draft.takers(among: endpoints) {
             try insertDelivery(event: id, type: draft.type, merchantID: draft.merchantID, endpoint: endpoint, at: now, db)
         }
@@ -140,10 +139,11 @@ extension SQLiteVaultStore {
         -> [WebhookDeliveryRecord]
     {
         try await database.write { db in
+            // Its type alone: the body is not needed to make deliveries of it.
             guard
-                let event = try WebhookEventRecord.fetchOne(
+                let type = try String.fetchOne(
                     db,
-                    sql: "SELECT * FROM webhook_event WHERE id = ? AND merchant_id = ?",
+                    sql: "SELECT type FROM webhook_event WHERE id = ? AND merchant_id = ?",
                     arguments: [id, merchantID]
                 )
             else { return [] }
@@ -158,9 +158,9 @@ extension SQLiteVaultStore {
             ).map { row -> (id: String, events: String?) in (row["id"], row["events"]) }
             let chosen =
                 endpointIDs.map { wanted in endpoints.map(\.id).filter(wanted.contains) }
-                ?? WebhookEventDraft(type: event.type, merchantID: merchantID, object: []).takers(among: endpoints)
+                ?? WebhookEndpointRecord.takers(of: type, among: endpoints)
             let made = try chosen.map { endpoint in
-                try Self.insertDelivery(event: id, type: event.type, merchantID: merchantID, endpoint: endpoint, at: now, db)
+                try Self.insertDelivery(event: id, type: type, merchantID: merchantID, endpoint: endpoint, at: now, db)
             }
             return try WebhookDeliveryRecord.filter(made.contains(Column("id"))).order(Column("endpoint_id")).fetchAll(db)
         }

@@ -216,15 +216,20 @@ extension WebhookEndpointRecord {
     package static func stored(eventTypes: [String]?) -> String? {
         eventTypes?.joined(separator: ",")
     }
+
+    /// The ids of the endpoints (with their `events` columns) that take events of `type`.
+    package static func takers(of type: String, among endpoints: [(id: String, events: String?)]) -> [String] {
+        endpoints.compactMap { endpoint in
+            guard let events = endpoint.events else { return endpoint.id }
+            return eventTypes(stored: events).contains(type) ? endpoint.id : nil
+        }
+    }
 }
 
 extension WebhookEventDraft {
     /// The ids of the endpoints (with their `events` columns) that take this event's type.
     package func takers(among endpoints: [(id: String, events: String?)]) -> [String] {
-        endpoints.compactMap { endpoint in
-            guard let events = endpoint.events else { return endpoint.id }
-            return WebhookEndpointRecord.eventTypes(stored: events).contains(type) ? endpoint.id : nil
-        }
+        WebhookEndpointRecord.takers(of: type, among: endpoints)
     }
 
     /// The event as it is sent: its id, type, time and object.
