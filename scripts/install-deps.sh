@@ -2,8 +2,8 @@
 # Installs the Debian packages the build and the tests need, skipping what is already there.
 # Run as root (as CI does) or with sudo available. `install-deps.sh test` adds what only the
 # tests need: headless Chromium and its driver for the checkout page's browser test, a font for
-# its screenshots, ffmpeg for `scan --frames` on a video, and from PyPI Selenium to drive it and
-# Pillow to make the fake camera's clips.
+# its screenshots, ffmpeg for `scan --frames` on a video, and from PyPI (into .venv-test/) the
+# schema fuzzer, Selenium to drive Chromium and Pillow to make the fake camera's clips.
 # `install-deps.sh test-only` installs those alone (scripts/test.sh runs it beside the build,
 # after `install-deps.sh`).
 set -euo pipefail
@@ -57,9 +57,20 @@ if [ "$mode" != "test-only" ]; then
     python3 scripts/install-learned.py
 fi
 
-if { [ "$mode" = "test" ] || [ "$mode" = "test-only" ]; } && ! python3 -c "import selenium, PIL" 2>/dev/null; then
-    echo "python packages: installing selenium and pillow"
-    # Debian's own Python refuses pip installs outside a virtual environment unless told.
-    python3 -m pip install --quiet --disable-pip-version-check selenium==4.51.0 pillow==11.3.0 2>/dev/null ||
-        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages selenium==4.51.0 pillow==11.3.0
+# The tests' Python packages (the schema fuzzer, Selenium, Pillow), every version pinned in
+# scripts/test-requirements.txt, in a virtual environment of their own: the git-ignored .venv-test/.
+if [ "$mode" = "test" ] || [ "$mode" = "test-only" ]; then
+    venv=.venv-test
+    requirements=scripts/test-requirements.txt
+    stamp="$venv/requirements.txt"
+    if [ -x "$venv/bin/python" ] && cmp -s "$requirements" "$stamp"; then
+        echo "test python packages: present ($venv)"
+    else
+        echo "test python packages: installing $requirements into $venv"
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$requirements"
+        "$venv/bin/python" -m pip check
+        cp "$requirements" "$stamp"
+    fi
 fi
