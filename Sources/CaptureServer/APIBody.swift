@@ -79,6 +79,14 @@ enum APIBody {
                 message: "the key \"\(shown)\" is given twice in one object; send each key once",
                 param: shown
             )
+        case .nullValue(let key)?:
+            throw APIError(
+                .badRequest,
+                .invalidRequest,
+                code: "parameter_invalid",
+                message: "\(key) is null; give a value, or leave \(key) out",
+                param: key
+            )
         case .nulCharacter?:
             throw APIError(
                 .badRequest,

@@ -102,7 +102,7 @@ public struct APIError: HTTPResponseError, Sendable {
         return error
     }
 
-    /// A card that fails validation: `card_error`, naming the field.
+    /// A card that fails validation: 402 `card_error`, naming the field.
     init(_ error: CardValidationError) {
         let param: String =
             switch error.code {
@@ -119,7 +119,8 @@ public struct APIError: HTTPResponseError, Sendable {
             case .incompleteExpiry: "invalid_expiry_month"
             default: error.code.rawValue
             }
-        self.init(.badRequest, .card, code: code, message: error.message, param: param)
+        // 402, as the card was read and refused; 400 stays for requests the document forbids.
+        self.init(.paymentRequired, .card, code: code, message: error.message, param: param)
     }
 
     /// The vault's refusals with the statuses of the contract.
@@ -141,15 +142,24 @@ public struct APIError: HTTPResponseError, Sendable {
             self.init(.gone, .invalidRequest, code: code, message: error.message, param: "scan")
         case .scanAlreadyUsed:
             self.init(.conflict, .invalidRequest, code: code, message: error.message, param: "scan")
+        // 422: a well-formed request whose values cannot be used with the objects it names.
         case .scanWithoutNumber:
-            self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "scan")
-        case .amountMismatch, .invalidAmount, .refundTooLarge:
-            self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "amount")
-        case .currencyMismatch, .invalidCurrency:
+            self.init(.unprocessableContent, .invalidRequest, code: code, message: error.message, param: "scan")
+        // (An amount within the document's bound may still be over its currency's limit.)
+        case .amountMismatch, .refundTooLarge, .invalidAmount:
+            self.init(.unprocessableContent, .invalidRequest, code: code, message: error.message, param: "amount")
+        case .currencyMismatch:
+            self.init(.unprocessableContent, .invalidRequest, code: code, message: error.message, param: "currency")
+        case .invalidAddress:
+            self.init(.unprocessableContent, .invalidRequest, code: code, message: error.message, param: error.param)
+        case .paymentMethodOfAnotherClient:
+            self.init(.unprocessableContent, .invalidRequest, code: code, message: error.message, param: "client")
+        // 400: what openapi.json does not allow.
+        case .invalidCurrency:
             self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "currency")
-        case .notRefundable, .invalidRequest:
+        case .invalidRequest:
             self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: error.param)
-        case .checkoutSessionNotOpen, .webhookDeliveryPending:
+        case .notRefundable, .checkoutSessionNotOpen, .webhookDeliveryPending, .webhookEndpointLimit:
             self.init(.conflict, .invalidRequest, code: code, message: error.message, param: error.param)
         case .processorError:
             self.init(.badGateway, .api, code: code, message: error.message)
@@ -174,6 +184,11 @@ public struct APIError: HTTPResponseError, Sendable {
             throw APIError(error)
         }
     }
+}
+
+extension HTTPResponse.Status {
+    /// 402: a card the vault or the processor refused (HTTPTypes names no such status).
+    static let paymentRequired = HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required")
 }
 
 /// The JSON coders of the API: snake_case keys as declared, ISO 8601 dates.

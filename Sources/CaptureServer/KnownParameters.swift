@@ -8,19 +8,27 @@ import HTTPTypes
 struct KnownParameters: Sendable {
     let names: [String]
     private let bytes: [[UInt8]]
+    /// The names that may be given as `null` (openapi.json says which); any other given as
+    /// null is refused, as null is not the string or number the document promises.
+    private let nullable: [[UInt8]]
 
-    init(_ names: [String]) {
+    init(_ names: [String], nullable: [String] = []) {
         self.names = names
         self.bytes = names.map { Array($0.utf8) }
+        self.nullable = nullable.map { Array($0.utf8) }
     }
 
     /// The names of a body's coding keys.
-    init<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) {
-        self.init(Keys.allCases.map(\.stringValue))
+    init<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type, nullable: [Keys] = []) {
+        self.init(Keys.allCases.map(\.stringValue), nullable: nullable.map(\.stringValue))
     }
 
     func contains(_ name: some Collection<UInt8>) -> Bool {
         bytes.contains { $0.count == name.count && $0.elementsEqual(name) }
+    }
+
+    func isNullable(_ name: some Collection<UInt8>) -> Bool {
+        nullable.contains { $0.count == name.count && $0.elementsEqual(name) }
     }
 
     func contains(_ name: String) -> Bool { contains(name.utf8) }

@@ -6,18 +6,21 @@ import Foundation
 /// code further down). One pass over the bytes, before decoding; anything else that is wrong
 /// with the JSON is left to the decoder's own errors.
 enum StrictJSON {
-    /// Why a body is refused: a key given twice, a NUL in a string, or a top-level key the
-    /// request does not take.
+    /// Why a body is refused: a key given twice, a NUL in a string, a top-level key the
+    /// request does not take, or one given as null that may not be.
     enum Problem: Equatable {
         case duplicateKey(String)
         case nulCharacter
         case unknownKey(String)
+        case nullValue(String)
     }
 
     /// - Parameter parameters: the keys the body's top-level object may have; nil for any.
     static func problem(in bytes: [UInt8], parameters: KnownParameters? = nil) -> Problem? {
         var keys = SeenKeys()
         var expectingKey = false
+        // The top-level key whose value comes next.
+        var topLevelKey: ArraySlice<UInt8>?
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
@@ -48,9 +51,15 @@ enum StrictJSON {
                     if let parameters, keys.depth == 1 {
                         let key = text.map { $0[...] } ?? bytes[place]
                         if !parameters.contains(key) { return .unknownKey(String(decoding: key, as: UTF8.self)) }
+                        topLevelKey = key
                     }
                 }
                 index = string.end
+            case UInt8(ascii: "n"):
+                // Outside strings only the literal null has an n; at depth 1 it is a key's value.
+                if let parameters, keys.depth == 1, let key = topLevelKey, !parameters.isNullable(key) {
+                    return .nullValue(String(decoding: key, as: UTF8.self))
+                }
             default:
                 break
             }

@@ -201,7 +201,6 @@ extension CheckoutPageRoutes {
     static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
     static let permissionsPolicy = HTTPField.Name("Permissions-Policy")!
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
-    static let paymentRequired = HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required")
 
     static let securityHeaders: HTTPFields = {
         var headers = HTTPFields()

@@ -158,7 +158,7 @@ struct CheckoutPageRoutes {
                     open,
                     merchant: page.merchantName,
                     transaction: nil,
-                    status: Self.paymentRequired,
+                    status: .paymentRequired,
                     request: request,
                     form: CheckoutPages.Form(name: form.name),
                     notice: notice

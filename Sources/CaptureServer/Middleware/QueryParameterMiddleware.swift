@@ -18,7 +18,7 @@ struct QueryParameterMiddleware: RouterMiddleware {
             "GET /v1/webhook_endpoints/{id}/deliveries": paging,
             "GET /v1/events": paging + ["type", "created", "created[gte]", "created[gt]", "created[lte]", "created[lt]"],
         ]
-        return table.mapValues(KnownParameters.init)
+        return table.mapValues { KnownParameters($0) }
     }()
 
     static let none = KnownParameters([])

@@ -60,6 +60,9 @@ struct EventRoutes {
         return APIJSON.response(.ok, bytes)
     }
 
+    /// 9999-12-31T23:59:59Z, the latest time a filter takes.
+    static let latestSecond = 253_402_300_799
+
     /// The time range of `created` and its bracketed bounds. Events are shown to the second
     /// (`created`), so `created[lte]=T` takes an event made at T.4 s, as a reader expects.
     static func createdRange(_ request: Request) throws -> WebhookEventFilter {
@@ -69,12 +72,15 @@ struct EventRoutes {
         var filter = WebhookEventFilter()
         func seconds(_ name: String) throws -> Double? {
             guard let text = query[name] else { return nil }
-            guard text.utf8.count <= 12, let value = Int(text), value >= 0 else {
+            // Digits only, up to the last second of 9999 (openapi.json's maximum).
+            guard (1...12).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+                let value = Int(text), value <= Self.latestSecond
+            else {
                 throw APIError(
                     .badRequest,
                     .invalidRequest,
                     code: "parameter_invalid",
-                    message: "\(name) must be a time in whole seconds since 1970 (Unix time), such as 1767225600",
+                    message: "\(name) must be a time in whole seconds since 1970 (Unix time), such as 1767225600, at most \(Self.latestSecond)",
                     param: name
                 )
             }

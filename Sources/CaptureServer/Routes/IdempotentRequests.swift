@@ -5,7 +5,7 @@ import Tokenizer
 
 /// `Idempotency-Key` on every POST: a request sent again with the same key and body gets the
 /// first answer (`Idempotent-Replayed: true`) and runs nothing twice; another body with the key
-/// is 400 `idempotency_key_reused`; a key whose request is still running is 409
+/// is 422 `idempotency_key_reused` (as the IETF Idempotency-Key draft has it); a key whose request is still running is 409
 /// `idempotency_key_in_use`; a key whose answer is not kept (stored before answers were sealed,
 /// or under another vault key) is 409 `idempotency_key_answer_unavailable`, and its request does
 /// not run again. Without the header a request simply runs.
@@ -30,8 +30,13 @@ struct IdempotentRequests: Sendable {
             let (status, answer) = try await APIError.mapping { try await operation() }
             return Self.response(status, answer, replayed: false)
         }
-        guard (1...255).contains(key.utf8.count) else {
-            throw APIError(.badRequest, .idempotency, code: "idempotency_key_invalid", message: "Idempotency-Key must be 1 to 255 characters")
+        guard Self.isWellFormed(key) else {
+            throw APIError(
+                .badRequest,
+                .idempotency,
+                code: "idempotency_key_invalid",
+                message: "Idempotency-Key must be 1 to 255 printable ASCII characters; a UUID is a good key"
+            )
         }
         let identity = Array("\(request.method.rawValue) \(request.uri.path)\n".utf8) + body
         let result = try await APIError.mapping {
@@ -55,7 +60,7 @@ struct IdempotentRequests: Sendable {
             return Self.response(HTTPResponse.Status(code: status), answer, replayed: replayed)
         case .mismatch:
             throw APIError(
-                .badRequest,
+                .unprocessableContent,
                 .idempotency,
                 code: "idempotency_key_reused",
                 message: "this Idempotency-Key was used with another request in the last 24 hours; use a new key for a new request"
@@ -76,6 +81,14 @@ struct IdempotentRequests: Sendable {
                     "the request with this Idempotency-Key ran, but its answer was stored before this vault sealed stored answers, or under another vault key, and cannot be shown again; look up what it made instead of retrying, and use a new key for a new request"
             )
         }
+    }
+
+    /// 1 to 255 printable ASCII characters (spaces inside only: HTTP drops them at either end),
+    /// as openapi.json's pattern says.
+    static func isWellFormed(_ key: String) -> Bool {
+        let bytes = Array(key.utf8)
+        guard (1...255).contains(bytes.count), bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return false }
+        return bytes.first != 0x20 && bytes.last != 0x20
     }
 
     static func response(_ status: HTTPResponse.Status, _ body: Data, replayed: Bool) -> Response {

@@ -220,7 +220,8 @@ struct ScanRoutes {
         case .imageTooLarge:
             APIError(.contentTooLarge, .invalidRequest, code: "image_too_large", message: error.message)
         case .imageUnreadable:
-            APIError(.badRequest, .invalidRequest, code: "image_unreadable", message: error.message)
+            // 422: the body is of the type the route takes, but no picture could be made of it.
+            APIError(.unprocessableContent, .invalidRequest, code: "image_unreadable", message: error.message)
         default:
             APIError(
                 .internalServerError,

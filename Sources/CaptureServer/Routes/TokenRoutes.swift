@@ -114,6 +114,9 @@ struct TokenRoutes {
     /// The token for a card or a scan, and which it was.
     private func create(_ body: CreateBody, merchantID: String) async throws -> (Token, String) {
         let expiry = try body.expiry()
+        if let holder = body.holder, TextRules.length(holder) > 100 {
+            throw APIError(.badRequest, .invalidRequest, code: "parameter_invalid", message: "holder is limited to 100 characters", param: "holder")
+        }
         if let scan = body.scan {
             guard body.number == nil else {
                 throw APIError(

@@ -18,7 +18,7 @@ struct WebhookRoutes {
     }
 
     struct CreateBody: APIParameters {
-        static let parameters = KnownParameters(CodingKeys.self)
+        static let parameters = KnownParameters(CodingKeys.self, nullable: [.events])
 
         let url: String
         let events: [String]?

@@ -10,11 +10,11 @@ public struct Currency: Sendable, Hashable, CustomStringConvertible {
     /// Digits after the decimal point.
     public let exponent: Int
 
-    /// Reads a code in either case; throws ``VaultError/Code/invalidCurrency`` for codes that
-    /// are not an active ISO 4217 currency.
+    /// Reads a code in upper or lower case ("USD", "usd", not "Usd"); throws
+    /// ``VaultError/Code/invalidCurrency`` for codes that are not an active ISO 4217 currency.
     public init(_ code: String) throws(VaultError) {
         let upper = code.uppercased()
-        guard let exponent = Self.exponents[upper] else {
+        guard code == upper || code == code.lowercased(), let exponent = Self.exponents[upper] else {
             throw VaultError(.invalidCurrency, "'\(code.prefix(8))' is not an ISO 4217 currency code: use three letters such as EUR or USD")
         }
         self.code = upper

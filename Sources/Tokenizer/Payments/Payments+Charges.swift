@@ -8,9 +8,7 @@ extension Payments {
     public func charge(_ request: ChargeRequest, merchantID: String) async throws(VaultError) -> TransactionRecord {
         let currency = try Currency(request.currency)
         try Vault.check(amount: request.amount, in: currency)
-        if let description = request.description, description.count > 500 {
-            throw VaultError(.invalidRequest, "description is limited to 500 characters", param: "description")
-        }
+        try TextRules.checkDescription(request.description)
         switch (request.token, request.paymentMethod) {
         case (let token?, nil):
             return try await charge(token: token, request, currency: currency, merchantID: merchantID)
@@ -85,7 +83,7 @@ extension Payments {
             throw VaultError(.paymentMethodNotFound, "no payment method \(id.prefix(40)) for this merchant", param: "payment_method")
         }
         if let client = request.client, client != method.clientID {
-            throw VaultError(.invalidRequest, "payment method \(id) belongs to another client", param: "client")
+            throw VaultError(.paymentMethodOfAnotherClient, "payment method \(id) belongs to another client", param: "client")
         }
         let card = try vault.openSaved(method)
         var filed = request

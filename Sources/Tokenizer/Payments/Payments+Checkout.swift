@@ -61,9 +61,7 @@ extension Payments {
     public func createCheckoutSession(_ request: CheckoutRequest, merchantID: String) async throws(VaultError) -> CheckoutSessionRecord {
         let currency = try Currency(request.currency)
         try Vault.check(amount: request.amount, in: currency)
-        if let description = request.description, description.count > 500 {
-            throw VaultError(.invalidRequest, "description is limited to 500 characters", param: "description")
-        }
+        try TextRules.checkDescription(request.description)
         // Kept as a browser reads them (one spelling of each host): the page sends the buyer there.
         // An app's own scheme is taken as well: the page then hands the buyer back to the app.
         let returnURL = try ReturnAddress(request.returnURL, param: "return_url").text
@@ -290,7 +288,12 @@ extension Payments {
 
     /// A tax rate in thousandths of a percent ("8.5" is 8500), from 0 to 100 %.
     static func taxRate(_ text: String) throws(VaultError) -> Int {
-        guard text.count <= 7, let value = Currency.units(of: text, places: 3), value <= 100_000 else {
+        // openapi.json's pattern: 1 or 2 digits or 100, then up to 3 decimals ("8.5", "100.000").
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts[0]
+        guard (1...2).contains(whole.utf8.count) || whole == "100", parts.count == 1 || (1...3).contains(parts[1].utf8.count),
+            let value = Currency.units(of: text, places: 3), value <= 100_000
+        else {
             throw VaultError(.invalidRequest, "tax_rate must be a percentage from 0 to 100 as a string, such as \"8.5\"", param: "tax_rate")
         }
         return value
@@ -300,10 +303,10 @@ extension Payments {
     static func checkMetadata(_ metadata: [String: String]) throws(VaultError) {
         guard metadata.count <= 50 else { throw VaultError(.invalidRequest, "metadata holds at most 50 keys", param: "metadata") }
         for (key, value) in metadata {
-            guard !key.isEmpty, key.count <= 40 else {
+            guard (1...40).contains(TextRules.length(key)) else {
                 throw VaultError(.invalidRequest, "metadata keys are 1 to 40 characters", param: "metadata")
             }
-            guard value.count <= 500 else {
+            guard TextRules.length(value) <= 500 else {
                 throw VaultError(.invalidRequest, "metadata value for \(key) is over 500 characters", param: "metadata")
             }
         }

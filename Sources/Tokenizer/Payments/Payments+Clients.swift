@@ -4,12 +4,10 @@ import Foundation
 extension Payments {
     /// A new client for the merchant.
     public func createClient(email: String?, description: String?, merchantID: String) async throws(VaultError) -> ClientRecord {
-        if let email, email.count > 254 || !email.contains("@") {
+        if let email, !TextRules.isEmailAddress(email) {
             throw VaultError(.invalidRequest, "email must be an address such as pat@example.com", param: "email")
         }
-        if let description, description.count > 500 {
-            throw VaultError(.invalidRequest, "description is limited to 500 characters", param: "description")
-        }
+        try TextRules.checkDescription(description)
         let client = ClientRecord(
             id: ObjectID.random(.client).rawValue,
             merchantID: merchantID,

@@ -26,9 +26,10 @@ extension Payments {
 
     /// Adds an endpoint that is sent `events` (nil or `["*"]` for every type) from now on.
     ///
-    /// - Throws: ``VaultError`` `invalid_request` for a URL that is not absolute http(s) or
-    ///   whose host is not a public address (``webhookAddresses``), an unknown or empty event
-    ///   list, or a merchant with 16 endpoints already.
+    /// - Throws: ``VaultError`` `invalid_address` for a URL that is not absolute http(s) or
+    ///   whose host is not a public address (``webhookAddresses``), `invalid_request` for an
+    ///   unknown or empty event list, `webhook_endpoint_limit` for a merchant with 16 endpoints
+    ///   already.
     public func createWebhookEndpoint(url: String, events: [String]?, merchantID: String) async throws(VaultError) -> NewWebhookEndpoint {
         let address = try WebAddress(url, param: "url")
         let url = address.text
@@ -49,7 +50,7 @@ extension Payments {
         let existing = try await storing("read the webhook endpoints") { try await store.webhookEndpoints(merchantID: merchantID) }
         guard existing.count < Self.webhookEndpointLimit else {
             throw VaultError(
-                .invalidRequest,
+                .webhookEndpointLimit,
                 "a merchant may have at most \(Self.webhookEndpointLimit) webhook endpoints; delete one first",
                 param: "url"
             )
@@ -111,7 +112,7 @@ extension Payments {
             limit: limit,
             find: { try await store.webhookDelivery(id: $0, merchantID: merchantID).flatMap { $0.endpointID == id ? $0 : nil } },
             notFound: VaultError(
-                .invalidRequest,
+                .webhookDeliveryNotFound,
                 "no delivery \(startingAfter?.prefix(40) ?? "") of this endpoint to start after",
                 param: "starting_after"
             ),

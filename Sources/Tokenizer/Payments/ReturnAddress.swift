@@ -24,12 +24,12 @@ public struct ReturnAddress: Sendable, Equatable {
     /// 2,048 characters with no spaces, control characters or backslashes.
     ///
     /// - Parameter param: the request's field, named in the error.
-    /// - Throws: ``VaultError`` `invalid_request` saying what is wrong with it.
+    /// - Throws: ``VaultError`` `invalid_address` saying what is wrong with it.
     public init(_ text: String, param: String) throws(VaultError) {
-        func refuse(_ reason: String) -> VaultError { VaultError(.invalidRequest, "\(param) \(reason)", param: param) }
+        func refuse(_ reason: String) -> VaultError { VaultError(.invalidAddress, "\(param) \(reason)", param: param) }
         let absolute =
             "must be an absolute URL of at most 2048 characters: https://… for a web page, or an app's own scheme such as com-your-app://done"
-        guard text.utf8.count <= 2048, let colon = text.firstIndex(of: ":") else { throw refuse(absolute) }
+        guard text.unicodeScalars.count <= 2048, let colon = text.firstIndex(of: ":") else { throw refuse(absolute) }
         let scheme = String(text[..<colon])
         guard let first = scheme.unicodeScalars.first, Self.isLetter(first),
             scheme.unicodeScalars.allSatisfy({ Self.isLetter($0) || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0) })

@@ -42,11 +42,11 @@ public struct WebAddress: Sendable, Equatable {
     /// user name or password, on a port from 1 to 65535.
     ///
     /// - Parameter param: the request's field, named in the error.
-    /// - Throws: ``VaultError`` `invalid_request` saying what is wrong with it.
+    /// - Throws: ``VaultError`` `invalid_address` saying what is wrong with it.
     public init(_ text: String, param: String) throws(VaultError) {
-        func refuse(_ reason: String) -> VaultError { VaultError(.invalidRequest, "\(param) \(reason)", param: param) }
+        func refuse(_ reason: String) -> VaultError { VaultError(.invalidAddress, "\(param) \(reason)", param: param) }
         let absolute = "must be an absolute http or https URL of at most 2048 characters"
-        guard text.utf8.count <= 2048, let separator = text.range(of: "://") else { throw refuse(absolute) }
+        guard text.unicodeScalars.count <= 2048, let separator = text.range(of: "://") else { throw refuse(absolute) }
         let scheme = text[..<separator.lowerBound].lowercased()
         guard scheme == "https" || scheme == "http" else { throw refuse(absolute) }
         // A browser reads a backslash as a slash, and skips tabs and line breaks: such an

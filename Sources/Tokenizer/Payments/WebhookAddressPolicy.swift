@@ -55,7 +55,7 @@ public struct WebhookAddressPolicy: Sendable {
     func checkNew(_ address: WebAddress, param: String) async throws(VaultError) {
         if await destination(of: address) == .refused {
             throw VaultError(
-                .invalidRequest,
+                .invalidAddress,
                 "\(param)'s host is not a public address (loopback, private, link-local or reserved): webhooks go to public addresses only; for local development, start the server with --webhook-allow-private",
                 param: param
             )

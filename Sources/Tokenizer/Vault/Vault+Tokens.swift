@@ -57,11 +57,15 @@ extension Vault {
         try expiry.validate(on: CardClock(now: configuration.now).today())
         let cvc = try card.cvc.map { input throws(CardValidationError) in try CVC(input, brand: pan.brand) }
         let boundCurrency = try currency.map { code throws(VaultError) in try Currency(code) }
-        if let amount {
-            guard let boundCurrency else {
-                throw VaultError(.invalidCurrency, "an amount binds a token only with its currency: give currency as well")
-            }
+        switch (amount, boundCurrency) {
+        case (let amount?, let boundCurrency?):
             try Self.check(amount: amount, in: boundCurrency)
+        case (.some, nil):
+            throw VaultError(.invalidCurrency, "an amount binds a token only with its currency: give currency as well")
+        case (nil, .some):
+            throw VaultError(.invalidRequest, "a currency binds a token only with an amount: give amount as well, or neither", param: "amount")
+        case (nil, nil):
+            break
         }
         let now = configuration.now()
         let id = ObjectID.random(.token, at: now).rawValue

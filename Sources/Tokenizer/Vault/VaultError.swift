@@ -25,10 +25,12 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case storageUnavailable = "storage_unavailable"
             case clientNotFound = "client_not_found"
             case paymentMethodNotFound = "payment_method_not_found"
+            case paymentMethodOfAnotherClient = "payment_method_client_mismatch"
             case transactionNotFound = "transaction_not_found"
             case refundTooLarge = "refund_exceeds_amount"
             case notRefundable = "transaction_not_refundable"
             case invalidRequest = "invalid_request"
+            case invalidAddress = "invalid_address"
             case scanNotFound = "scan_not_found"
             case scanExpired = "scan_expired"
             case scanAlreadyUsed = "scan_already_used"
@@ -40,6 +42,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case eventNotFound = "event_not_found"
             case webhookDeliveryNotFound = "webhook_delivery_not_found"
             case webhookDeliveryPending = "webhook_delivery_pending"
+            case webhookEndpointLimit = "webhook_endpoint_limit"
         }
 
         let base: Base
@@ -86,6 +89,8 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let clientNotFound = Code(base: .clientNotFound)
         /// No payment method with this id for this merchant.
         public static let paymentMethodNotFound = Code(base: .paymentMethodNotFound)
+        /// The payment method is another client's than the charge names.
+        public static let paymentMethodOfAnotherClient = Code(base: .paymentMethodOfAnotherClient)
         /// No transaction with this id for this merchant.
         public static let transactionNotFound = Code(base: .transactionNotFound)
         /// A refund beyond what is left of the captured amount.
@@ -94,6 +99,9 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let notRefundable = Code(base: .notRefundable)
         /// A request whose parts do not fit together (both a token and a payment method, …).
         public static let invalidRequest = Code(base: .invalidRequest)
+        /// A URL the vault cannot use: not one it can read as an address of that kind, a host
+        /// that is no domain name or IP address, a refused scheme, a webhook to a private network.
+        public static let invalidAddress = Code(base: .invalidAddress)
 
         /// No scan with this id for this merchant (another merchant's scan reads the same).
         public static let scanNotFound = Code(base: .scanNotFound)
@@ -117,6 +125,8 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let webhookDeliveryNotFound = Code(base: .webhookDeliveryNotFound)
         /// The event is waiting to be sent to this endpoint already: it is not sent twice.
         public static let webhookDeliveryPending = Code(base: .webhookDeliveryPending)
+        /// The merchant has as many webhook endpoints as a merchant may.
+        public static let webhookEndpointLimit = Code(base: .webhookEndpointLimit)
         /// The checkout session is complete, expired or canceled: it takes no more changes.
         public static let checkoutSessionNotOpen = Code(base: .checkoutSessionNotOpen)
 
