@@ -10,7 +10,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 deps:
 	bash scripts/install-deps.sh
 
-# The tests' extra packages: Chromium, its driver and Selenium for the browser test.
+# The tests' extra packages: Chromium and its driver, and in .venv-test/ Selenium and the schema fuzzer.
 test-deps:
 	bash scripts/install-deps.sh test
 
@@ -25,7 +25,8 @@ run: deps
 
 # Every test (scripts/test.sh): the Swift tests (the command-line tests and the others in two
 # processes at once, after one build: scripts/swift-tests.sh), a crash test (kill -9 while
-# charging), the checkout page in headless Chromium, and the C bridges under AddressSanitizer.
+# charging), the schema fuzzer against openapi.json, the checkout page in headless Chromium, and
+# the C bridges under AddressSanitizer.
 # The packages only the tests need are installed beside the build.
 test: deps lint
 	SWIFT=$(SWIFT) bash scripts/test.sh

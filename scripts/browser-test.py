@@ -22,7 +22,7 @@ of those flows, each signed as the API documents it, which this script checks wi
 hmac, not the server's code.
 Screenshots go to the artefacts folder (default test-artifacts/browser).
 
-Usage: python3 scripts/browser-test.py --cli .build/debug/capture-cli [--artifacts DIR]
+Usage: .venv-test/bin/python scripts/browser-test.py --cli .build/debug/capture-cli [--artifacts DIR]
 """
 
 import argparse

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make test`, after `make deps` and the lint: every test. The packages only the tests need
-# (Chromium, its driver, Selenium: scripts/install-deps.sh test-only) are installed beside the
+# (Chromium, its driver; Selenium and the schema fuzzer in .venv-test/: scripts/install-deps.sh
+# test-only) are installed beside the
 # Swift build rather than before it: on a new machine that is a minute of downloading and
 # unpacking, and the build keeps both cores busy for ten.
 set -uo pipefail
@@ -43,9 +44,12 @@ python3 scripts/crash-test.py --cli .build/debug/capture-cli --postgres "$CAPTUR
 # Two servers on one PostgreSQL vault: spends, Idempotency-Keys, webhooks, revocation, limits, and
 # PostgreSQL stopped and started again under load.
 python3 scripts/instances-test.py --cli .build/debug/capture-cli --postgres "$CAPTURE_TEST_POSTGRES" --cluster-dir "$pg_dir"
+# The API against its own openapi.json: schemathesis, every check and phase (the stateful one
+# follows the document's links), 100 s on a new vault; any finding fails (test-artifacts/fuzz).
+.venv-test/bin/python scripts/fuzz-api.py --cli .build/debug/capture-cli --max-time 100
 # The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
 # cancel; screenshots in test-artifacts/browser.
-python3 scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser
+.venv-test/bin/python scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser
 # The C bridges again under AddressSanitizer (leaks included): scripts/asan is a package of
 # OCRBridge and its tests alone, so the sanitized build leaves out the server's libraries.
 cd scripts/asan && $SWIFT test --disable-xctest --sanitize=address --scratch-path ../../.build-asan

@@ -146,7 +146,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case .scanWithoutNumber:
             self.init(.unprocessableContent, .invalidRequest, code: code, message: error.message, param: "scan")
         // (An amount within the document's bound may still be over its currency's limit.)
-        case .amountMismatch, .refundTooLarge, .invalidAmount:
+        case .amountMismatch, .refundTooLarge, .amountTooLarge:
             self.init(.unprocessableContent, .invalidRequest, code: code, message: error.message, param: "amount")
         case .currencyMismatch:
             self.init(.unprocessableContent, .invalidRequest, code: code, message: error.message, param: "currency")
@@ -155,6 +155,8 @@ public struct APIError: HTTPResponseError, Sendable {
         case .paymentMethodOfAnotherClient:
             self.init(.unprocessableContent, .invalidRequest, code: code, message: error.message, param: "client")
         // 400: what openapi.json does not allow.
+        case .invalidAmount:
+            self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "amount")
         case .invalidCurrency:
             self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: "currency")
         case .invalidRequest:

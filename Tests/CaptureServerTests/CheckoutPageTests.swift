@@ -257,7 +257,11 @@ struct CheckoutPageTests {
                     json: #"{"amount": 1099, "currency": "USD", "return_url": "\#(url)"}"#
                 )
                 let error = try decode(ErrorBody.self, data).error
-                #expect(status == .badRequest && error.param == "return_url" && error.message.contains("a \(scheme): address"), "\(url)")
+                #expect(
+                    status == .unprocessableContent && error.code == "invalid_address" && error.param == "return_url"
+                        && error.message.contains("a \(scheme): address"),
+                    "\(url)"
+                )
             }
             for url in ["1app://x", "my app://x", "com-your-app:", "noscheme"] {
                 let (status, _) = try await client.send(
@@ -266,7 +270,7 @@ struct CheckoutPageTests {
                     key: fixture.shop.secret,
                     json: #"{"amount": 1099, "currency": "USD", "return_url": "\#(url)"}"#
                 )
-                #expect(status == .badRequest, "\(url)")
+                #expect(status == .unprocessableContent, "\(url)")
             }
         }
     }

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+import Tokenizer
 
 @Suite("The OpenAPI document is true to the code")
 struct OpenAPITests {
@@ -65,6 +66,7 @@ struct OpenAPITests {
             if let object = value as? [String: Any] {
                 var found: [[String]] = []
                 if key == "brand", let values = object["enum"] as? [String] { found.append(values) }
+                if key == "allowed_brands", let values = (object["items"] as? [String: Any])?["enum"] as? [String] { found.append(values) }
                 for (name, inner) in object { found += enums(inner, key: name) }
                 return found
             }
@@ -74,6 +76,51 @@ struct OpenAPITests {
         let lists = enums(try Self.document(), key: nil)
         #expect(!lists.isEmpty)
         for list in lists { #expect(Set(list) == Set(CardBrand.all.map(\.id)), "\(list)") }
+    }
+
+    @Test("every id pattern takes the ids the vault makes of its kind, and no other kind's")
+    func idPatterns() throws {
+        func patterns(_ value: Any) -> [String] {
+            if let object = value as? [String: Any] {
+                let own = (object["pattern"] as? String).map { [$0] } ?? []
+                return own + object.values.flatMap(patterns)
+            }
+            return (value as? [Any])?.flatMap(patterns) ?? []
+        }
+        let kinds: [ObjectID.Kind] = [
+            .token, .transaction, .client, .paymentMethod, .scan, .checkoutSession, .webhookEndpoint, .event, .webhookDelivery,
+        ]
+        let idPatterns = Set(patterns(try Self.document()).filter { $0.hasPrefix("^") && $0.contains("_[0-9A-Za-z]") })
+        #expect(idPatterns.count >= kinds.count)
+        for pattern in idPatterns {
+            let expression = try NSRegularExpression(pattern: pattern)
+            func matches(_ id: String) -> Bool {
+                expression.firstMatch(in: id, range: NSRange(id.startIndex..., in: id)) != nil
+            }
+            let own = try #require(kinds.first { pattern.hasPrefix("^" + $0.prefix) }, "\(pattern) names no kind of id")
+            for _ in 0..<20 { #expect(matches(ObjectID.random(own).rawValue), "\(pattern)") }
+            for other in kinds where other.prefix != own.prefix { #expect(!matches(ObjectID.random(other).rawValue), "\(pattern)") }
+        }
+    }
+
+    @Test("every JSON request body and form refuses properties it does not list, as the server does")
+    func closedBodies() throws {
+        let document = try Self.document()
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        var checked = 0
+        for (path, operations) in paths {
+            for (method, operation) in operations {
+                let content = ((operation as? [String: Any])?["requestBody"] as? [String: Any])?["content"] as? [String: [String: Any]] ?? [:]
+                for (type, media) in content where type == "application/json" || type == "application/x-www-form-urlencoded" {
+                    var schema = media["schema"] as? [String: Any] ?? [:]
+                    if let reference = schema["$ref"] as? String { schema = schemas[String(reference.split(separator: "/").last ?? "")] ?? [:] }
+                    #expect(schema["additionalProperties"] as? Bool == false, "\(method) \(path) \(type)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked >= 8)
     }
 
     @Test("GET /openapi.json serves the document without a key")

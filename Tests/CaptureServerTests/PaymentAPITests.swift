@@ -195,21 +195,22 @@ struct PaymentAPITests {
             let id = try decode(TransactionBody.self, body).id
             #expect(try await client.send(.post, "/v1/transactions/\(id)/refunds", key: fixture.shop.secret, json: #"{"amount": 400}"#).0 == .created)
             let (over, overBody) = try await client.send(.post, "/v1/transactions/\(id)/refunds", key: fixture.shop.secret, json: #"{"amount": 601}"#)
-            #expect(over == .badRequest)
+            #expect(over == .unprocessableContent)
             #expect(try decode(ErrorBody.self, overBody).error.code == "refund_exceeds_amount")
             // No amount: the rest.
             #expect(try await client.send(.post, "/v1/transactions/\(id)/refunds", key: fixture.shop.secret, json: "").0 == .created)
             let (_, read) = try await client.send(.get, "/v1/transactions/\(id)", key: fixture.shop.secret)
             #expect(try decode(TransactionBody.self, read).amount_refunded == 1000)
             #expect(
-                try await client.send(.post, "/v1/transactions/\(id)/refunds", key: fixture.shop.secret, json: #"{"amount": 1}"#).0 == .badRequest
+                try await client.send(.post, "/v1/transactions/\(id)/refunds", key: fixture.shop.secret, json: #"{"amount": 1}"#).0
+                    == .unprocessableContent
             )
 
             let declinedToken = try await client.token(fixture, number: "4000000000000002")
             let (_, declined) = try await client.charge(fixture, #"{"token": "\#(declinedToken)", "amount": 1000, "currency": "EUR"}"#)
             let declinedID = try decode(TransactionBody.self, declined).id
             let (refused, refusedBody) = try await client.send(.post, "/v1/transactions/\(declinedID)/refunds", key: fixture.shop.secret, json: "")
-            #expect(refused == .badRequest)
+            #expect(refused == .conflict)
             #expect(try decode(ErrorBody.self, refusedBody).error.code == "transaction_not_refundable")
         }
     }
@@ -247,7 +248,7 @@ struct PaymentAPITests {
                 json: other,
                 idempotencyKey: "order-1"
             )
-            #expect(conflict == .badRequest)
+            #expect(conflict == .unprocessableContent)
             let error = try decode(ErrorBody.self, conflictBody).error
             #expect(error.type == "idempotency_error" && error.code == "idempotency_key_reused")
             // The key belongs to the merchant: another merchant may use the same words.
@@ -290,7 +291,7 @@ struct IdempotencyAPITests {
         let (second, secondBody, replayed) = try await client.post(uri, key: key, json: json, idempotencyKey: "retry-\(uri)")
         #expect(second == .created && replayed && secondBody == firstBody, "\(uri) was run twice")
         let (conflict, conflictBody, _) = try await client.post(uri, key: key, json: other, idempotencyKey: "retry-\(uri)")
-        #expect(conflict == .badRequest && (try? decode(ErrorBody.self, conflictBody).error.code) == "idempotency_key_reused", "\(uri)")
+        #expect(conflict == .unprocessableContent && (try? decode(ErrorBody.self, conflictBody).error.code) == "idempotency_key_reused", "\(uri)")
         return firstBody
     }
 

@@ -63,7 +63,7 @@ struct ScanAPITests {
             let (second, secondBody, replayed) = try await client.post("/v1/scans", key: key, body: image, type: "image/png", idempotencyKey: "s1")
             #expect(second == .created && replayed && secondBody == firstBody)
             let (refused, _, _) = try await client.post("/v1/scans", key: key, body: other, type: "image/png", idempotencyKey: "s1")
-            #expect(refused == .badRequest)
+            #expect(refused == .unprocessableContent)
             let (_, metrics) = try await client.send(.get, "/metrics", key: nil)
             #expect(String(decoding: metrics, as: UTF8.self).contains(#"scans_total{outcome="found",source="api"} 1"#), "the image was scanned twice")
         }
@@ -125,7 +125,7 @@ struct ScanAPITests {
             let scan = try decode(ScanBody.self, body)
             #expect(scan.status == "not_found" && scan.card?.last4 == nil && scan.confidence == 0)
             let (refused, error) = try await client.send(.post, "/v1/tokens", key: fixture.shop.secret, json: #"{"scan": "\#(scan.id)"}"#)
-            #expect(refused == .badRequest)
+            #expect(refused == .unprocessableContent)
             #expect(try decode(ErrorBody.self, error).error.code == "scan_without_number")
             let (foreign, other) = try await client.send(.post, "/v1/tokens", key: fixture.other.secret, json: #"{"scan": "\#(scan.id)"}"#)
             #expect(foreign == .notFound)
@@ -161,12 +161,12 @@ struct ScanAPITests {
     @Test(
         "bad uploads: each a clear 4xx error",
         arguments: [
-            ("Tests/OCRBridgeTests/Fixtures/broken-truncated.png", "image/png", 400, "image_unreadable"),
-            ("Tests/OCRBridgeTests/Fixtures/broken-empty.png", "image/png", 400, "image_unreadable"),
+            ("Tests/OCRBridgeTests/Fixtures/broken-truncated.png", "image/png", 422, "image_unreadable"),
+            ("Tests/OCRBridgeTests/Fixtures/broken-empty.png", "image/png", 422, "image_unreadable"),
             ("Tests/OCRBridgeTests/Fixtures/broken-huge-header.png", "image/png", 413, "image_too_large"),
-            ("Tests/OCRBridgeTests/Fixtures/broken-jpeg-truncated.jpg", "image/jpeg", 400, "image_unreadable"),
-            ("Tests/OCRBridgeTests/Fixtures/broken-jpeg-corrupt.jpg", "image/jpeg", 400, "image_unreadable"),
-            ("Tests/OCRBridgeTests/Fixtures/jpeg-cmyk.jpg", "image/jpeg", 400, "image_unreadable"),
+            ("Tests/OCRBridgeTests/Fixtures/broken-jpeg-truncated.jpg", "image/jpeg", 422, "image_unreadable"),
+            ("Tests/OCRBridgeTests/Fixtures/broken-jpeg-corrupt.jpg", "image/jpeg", 422, "image_unreadable"),
+            ("Tests/OCRBridgeTests/Fixtures/jpeg-cmyk.jpg", "image/jpeg", 422, "image_unreadable"),
             ("Tests/OCRBridgeTests/Fixtures/broken-jpeg-bomb.jpg", "image/jpeg", 413, "image_too_large"),
             ("Fixtures/cards/t012-flat-visa.png", "image/gif", 415, "unsupported_media_type"),
             ("Fixtures/cards/t012-flat-visa.png", "", 415, "unsupported_media_type"),

@@ -66,12 +66,12 @@ struct TokenAPITests {
     @Test(
         "bad input is a 4xx JSON error naming what is wrong",
         arguments: [
-            (#"{"number": "4242424242424241", "exp_month": 12, "exp_year": 2030}"#, 400, "card_error", "invalid_number", "number"),
-            (#"{"number": "4242424242424242", "exp_month": 13, "exp_year": 2030}"#, 400, "card_error", "invalid_expiry_month", "exp_month"),
-            (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2020}"#, 400, "card_error", "expired_card", "exp_year"),
-            (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 20}"#, 400, "card_error", "expired_card", "exp_year"),
-            (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 100}"#, 400, "card_error", "invalid_expiry_year", "exp_year"),
-            (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "cvc": "12"}"#, 400, "card_error", "invalid_cvc", "cvc"),
+            (#"{"number": "4242424242424241", "exp_month": 12, "exp_year": 2030}"#, 402, "card_error", "invalid_number", "number"),
+            (#"{"number": "4242424242424242", "exp_month": 13, "exp_year": 2030}"#, 402, "card_error", "invalid_expiry_month", "exp_month"),
+            (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2020}"#, 402, "card_error", "expired_card", "exp_year"),
+            (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 20}"#, 402, "card_error", "expired_card", "exp_year"),
+            (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 100}"#, 402, "card_error", "invalid_expiry_year", "exp_year"),
+            (#"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "cvc": "12"}"#, 402, "card_error", "invalid_cvc", "cvc"),
             (#"{"number": 4242424242424242, "exp_month": 1, "exp_year": 2030}"#, 400, "invalid_request_error", "parameter_invalid", "number"),
             (#"{"number": "4242424242424242", "exp_month": "01", "exp_year": 2030}"#, 400, "invalid_request_error", "parameter_invalid", "exp_month"),
             (#"{"number": "4242424242424242", "exp_year": 2030}"#, 400, "invalid_request_error", "parameter_missing", "exp_month"),
@@ -92,6 +92,24 @@ struct TokenAPITests {
             (
                 #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "amount": 9223372036854775808, "currency": "USD"}"#, 400,
                 "invalid_request_error", "parameter_invalid", "amount"
+            ),
+            // A currency binds only with an amount; a currency in mixed case is no code.
+            (
+                #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "currency": "usd"}"#, 400, "invalid_request_error",
+                "invalid_request", "amount"
+            ),
+            (
+                #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "amount": 5, "currency": "Usd"}"#, 400, "invalid_request_error",
+                "invalid_currency", "currency"
+            ),
+            // null is not a string: leave a field out instead.
+            (
+                #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "cvc": null}"#, 400, "invalid_request_error", "parameter_invalid",
+                "cvc"
+            ),
+            (
+                #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "holder": "\#(String(repeating: "A", count: 101))"}"#, 400,
+                "invalid_request_error", "parameter_invalid", "holder"
             ),
             (#"{"number": "4242424242424242""#, 400, "invalid_request_error", "invalid_json", nil),
             (#"[1, 2, 3]"#, 400, "invalid_request_error", "parameter_invalid", nil),

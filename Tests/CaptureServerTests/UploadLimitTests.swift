@@ -180,7 +180,7 @@ struct UploadLimitTests {
             let sentRest = await slow.send([UInt8](repeating: 0x41, count: 1_000_000))
             #expect(sentRest)
             let last = await slow.receive()
-            #expect(last.hasPrefix("HTTP/1.1 400"), "\(last.prefix(80))")
+            #expect(last.hasPrefix("HTTP/1.1 422"), "\(last.prefix(80))")
         }
     }
 }

@@ -129,7 +129,7 @@ struct WebhookAPITests {
                     json: #"{"url": "\#(url)"}"#
                 )
                 let said = String(decoding: refusedData, as: UTF8.self)
-                #expect(refused == .badRequest && said.contains("not a public address") && !said.contains("10.1.2.3"), "\(url): \(said)")
+                #expect(refused == .unprocessableContent && said.contains("not a public address") && !said.contains("10.1.2.3"), "\(url): \(said)")
             }
 
             let (badStatus, badData) = try await client.send(
@@ -138,7 +138,7 @@ struct WebhookAPITests {
                 key: fixture.shop.secret,
                 json: #"{"url": "javascript:alert(1)"}"#
             )
-            #expect(try badStatus == .badRequest && (decode(ErrorBody.self, badData)).error.param == "url")
+            #expect(try badStatus == .unprocessableContent && (decode(ErrorBody.self, badData)).error.code == "invalid_address")
             let (typeStatus, typeData) = try await client.send(
                 .post,
                 "/v1/webhook_endpoints",

@@ -100,6 +100,8 @@ struct CheckoutSessionTests {
             ("tax_rate", wrong { $0.taxRate = "8.5555" }),
             ("tax_rate", wrong { $0.taxRate = "-1" }),
             ("tax_rate", wrong { $0.taxRate = "8." }),
+            // openapi.json's pattern: one or two digits before the point (or 100).
+            ("tax_rate", wrong { $0.taxRate = "008" }),
             ("client", wrong { $0.savePaymentMethod = true }),
             ("client", wrong { $0.client = "client_nobody" }),
             ("metadata", wrong { $0.metadata = Dictionary(uniqueKeysWithValues: (0..<51).map { ("k\($0)", "v") }) }),
@@ -107,6 +109,9 @@ struct CheckoutSessionTests {
             ("amount", wrong { $0.amount = 0 }),
             ("currency", wrong { $0.currency = "XYZ" }),
             ("description", wrong { $0.description = String(repeating: "d", count: 501) }),
+            // Counted as JSON Schema counts: 251 letters with a combining accent are 502 code points.
+            ("description", wrong { $0.description = String(repeating: "e\u{301}", count: 251) }),
+            ("amount", wrong { $0.amount = 100_000_000_001 }),
         ] as [(String, Payments.CheckoutRequest)]
     )
     func refused(param: String, request: Payments.CheckoutRequest) async throws {
@@ -114,7 +119,9 @@ struct CheckoutSessionTests {
         let payments = Payments(vault: fixture.vault)
         let error = await #expect(throws: VaultError.self) { try await payments.createCheckoutSession(request, merchantID: fixture.merchantID) }
         // The amount's and currency's codes name their parameter themselves (the API adds it).
-        let named = error?.param ?? [VaultError.Code.invalidAmount: "amount", .invalidCurrency: "currency"][error?.code ?? .storage]
+        let named =
+            error?.param
+            ?? [VaultError.Code.invalidAmount: "amount", .amountTooLarge: "amount", .invalidCurrency: "currency"][error?.code ?? .storage]
         #expect(named == param, "\(error?.message ?? "no error")")
         let page = try await payments.checkoutSessions(merchantID: fixture.merchantID)
         #expect(page.items.isEmpty, "a refused session was stored")

@@ -109,6 +109,11 @@ struct VaultTokenTests {
             try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa, amount: 0, currency: "BHD")
         }
         #expect(limit?.message.contains("from 1 to 100,000,000,000 for BHD") == true, "\(limit?.message ?? "")")
+        // Over the currency's limit: a whole number the document allows, too large for this currency.
+        let large = await #expect(throws: VaultError.self) {
+            try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa, amount: 100_000_000_001, currency: "BHD")
+        }
+        #expect(large?.code == .amountTooLarge && large?.message.contains("100,000,000,000 minor units") == true, "\(large?.message ?? "")")
     }
 
     @Test("the sweeper erases the card data of expired tokens", arguments: StoreKind.allCases)

@@ -60,7 +60,7 @@ struct WebAddressTests {
     )
     func refused(given: String, said: String) {
         let error = #expect(throws: VaultError.self) { try WebAddress(given, param: "return_url") }
-        #expect(error?.code == .invalidRequest && error?.param == "return_url")
+        #expect(error?.code == .invalidAddress && error?.param == "return_url")
         #expect(error?.message.contains(said) == true, "\(given): \(error?.message ?? "")")
     }
 

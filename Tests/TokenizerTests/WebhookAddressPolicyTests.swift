@@ -72,7 +72,7 @@ struct WebhookAddressPolicyTests {
         let error = await #expect(throws: VaultError.self) {
             try await payments.createWebhookEndpoint(url: url, events: nil, merchantID: fixture.merchantID)
         }
-        #expect(error?.code == .invalidRequest && error?.param == "url")
+        #expect(error?.code == .invalidAddress && error?.param == "url")
         #expect(error?.message.contains("not a public address") == true && error?.message.contains("--webhook-allow-private") == true)
         // Nothing of how the server resolves the name is told.
         #expect(error?.message.contains("10.1.2.3") == false)

@@ -208,7 +208,13 @@ extension Vault {
     }
 
     static func check(amount: Int, in currency: Currency) throws(VaultError) {
-        guard amount > 0, amount <= currency.maximumAmount else {
+        guard amount <= currency.maximumAmount else {
+            throw VaultError(
+                .amountTooLarge,
+                "amount is over the most one charge in \(currency.code) may be: \(Self.thousands(currency.maximumAmount)) minor units (exponent \(currency.exponent))"
+            )
+        }
+        guard amount > 0 else {
             throw VaultError(
                 .invalidAmount,
                 "amount must be a whole number of minor units from 1 to \(Self.thousands(currency.maximumAmount)) for \(currency.code) (exponent \(currency.exponent))"

@@ -11,6 +11,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case amountMismatch = "amount_mismatch"
             case currencyMismatch = "currency_mismatch"
             case invalidAmount = "invalid_amount"
+            case amountTooLarge = "amount_too_large"
             case invalidCurrency = "invalid_currency"
             case merchantExists = "merchant_exists"
             case invalidMerchant = "invalid_merchant"
@@ -59,6 +60,8 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let currencyMismatch = Code(base: .currencyMismatch)
         /// An amount that is not a positive whole number of minor units.
         public static let invalidAmount = Code(base: .invalidAmount)
+        /// An amount over the most one charge of its currency may be (10^8 major units).
+        public static let amountTooLarge = Code(base: .amountTooLarge)
         /// Not an ISO 4217 currency code this vault knows.
         public static let invalidCurrency = Code(base: .invalidCurrency)
         /// A merchant name that is empty or too long.
