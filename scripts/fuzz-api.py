@@ -15,11 +15,13 @@ Usage: python3 scripts/fuzz-api.py --cli .build/debug/capture-cli [--max-time 12
 import argparse
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,12 +34,19 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def new_database(url: str) -> str:
+    """A new database on the PostgreSQL server of `url`, for a vault of its own."""
+    name = "fuzz_" + "".join(random.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10))
+    subprocess.run(["psql", url, "-XAtq", "-c", "CREATE DATABASE " + name], check=True, capture_output=True)
+    return urllib.parse.urlunsplit(urllib.parse.urlsplit(url)._replace(path="/" + name))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cli", required=True, help="the capture-cli binary")
     parser.add_argument("--max-time", type=int, default=120, help="seconds for the whole fuzzer run")
     parser.add_argument("--seed", type=int, help="the fuzzer's seed (default: a new one, printed)")
-    parser.add_argument("--postgres", help="a PostgreSQL URL for the vault instead of a new SQLite file")
+    parser.add_argument("--postgres", help="a PostgreSQL server's URL: the vault is a new database there, not a new SQLite file")
     parser.add_argument("--artifacts", default=os.path.join(ROOT, "test-artifacts", "fuzz"))
     parser.add_argument("--venv", default=os.path.join(ROOT, ".venv-test"))
     arguments = parser.parse_args()
@@ -51,7 +60,7 @@ def main() -> int:
     seed = arguments.seed if arguments.seed is not None else int.from_bytes(os.urandom(8), "big")
 
     with tempfile.TemporaryDirectory(prefix="capture-fuzz.") as folder:
-        database = arguments.postgres or os.path.join(folder, "vault.sqlite")
+        database = new_database(arguments.postgres) if arguments.postgres else os.path.join(folder, "vault.sqlite")
         environment = dict(os.environ)
         # A PostgreSQL vault's master key: a file beside the run (made by `keys create`).
         vault = ["--database", database] + (["--master-key-file", os.path.join(folder, "master.key")] if arguments.postgres else [])

@@ -6,7 +6,14 @@ request with the first request's answer (or 422 for another body), and a real cl
 reuses a key for a new request; a fuzzer that does would see a deleted webhook endpoint
 "created" again. So a well-formed key is replaced by a fresh one before the request goes out.
 A malformed key (empty, too long, not printable ASCII) is left as drawn, for the server to
-refuse. The key's own rules are tested in the Swift tests (PaymentAPITests, PaymentsTests).
+refuse. The key's own rules are tested in the Swift tests (ContractTests, PaymentAPITests).
+
+Realistic values: a card number drawn from the schema's pattern almost never passes the card
+rules, and an address drawn from a string almost never names a host, so without them the
+charges, refunds, saved cards and webhook deliveries the stateful phase builds on would never be
+reached. Two requests in three that the fuzzer drew as valid get a test card or an address; the
+third keeps what was drawn, so that the refusals stay fuzzed. Only a valid request is changed,
+and only into another valid one: a request drawn as invalid goes out as drawn.
 """
 
 import re
@@ -15,57 +22,65 @@ import uuid
 import schemathesis
 
 WELL_FORMED_KEY = re.compile(r"[!-~]([ -~]{0,253}[!-~])?")
-
-
-@schemathesis.hook
-def before_call(context, case, kwargs):
-    headers = case.headers
-    if not headers:
-        return
-    for name in list(headers):
-        if name.lower() == "idempotency-key":
-            value = headers[name]
-            if isinstance(value, str) and WELL_FORMED_KEY.fullmatch(value):
-                headers[name] = "fuzz-" + uuid.uuid4().hex
-
-
-# Realistic values for the objects the stateful phase builds on. A card number drawn from the
-# schema's pattern almost never passes the card rules, and an address drawn from a string
-# almost never names a host, so without these the charges, refunds, saved cards and webhook
-# deliveries behind them would never be reached. Two cases in three get one; the third keeps
-# what was drawn, so the refusals stay fuzzed too. A value is only replaced by another the
-# document allows in its place, so a case the fuzzer drew as invalid stays invalid.
+# Brands whose CVC has three digits; two that the sandbox declines.
 TEST_CARDS = ["4242424242424242", "5555555555554444", "4000000000000002", "4000000000009995", "4000056655665556"]
-NUMBER = re.compile(r"[0-9\s-]+")
 
 
 def _pick(value) -> int:
     return sum(map(ord, str(value)))
 
 
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @schemathesis.hook
-def map_body(context, body):
-    operation = context.operation
-    if operation is None or not isinstance(body, dict):
-        return body
-    route = (operation.method.upper(), operation.path)
+def before_call(context, case, kwargs):
+    for name in list(case.headers or {}):
+        if name.lower() == "idempotency-key":
+            value = case.headers[name]
+            if isinstance(value, str) and WELL_FORMED_KEY.fullmatch(value):
+                case.headers[name] = "fuzz-" + uuid.uuid4().hex
+    body = case.body
+    if case.meta is None or not case.meta.generation.mode.is_positive or not isinstance(body, dict):
+        return
+    route = (case.operation.method.upper(), case.operation.path)
     if route == ("POST", "/v1/tokens"):
-        number = body.get("number")
-        if isinstance(number, str) and NUMBER.fullmatch(number) and _pick(number) % 3:
-            body = dict(body, number=TEST_CARDS[_pick(number) % len(TEST_CARDS)])
-            year = body.get("exp_year")
-            if isinstance(year, int) and not isinstance(year, bool) and 0 <= year <= 9999:
-                body["exp_year"] = 2030 + year % 5
+        _card(body)
+    elif route == ("POST", "/v1/transactions"):
+        _charge(body)
     elif route == ("POST", "/v1/checkout_sessions"):
-        body = dict(body)
         for name in ("return_url", "cancel_url"):
-            value = body.get(name)
-            if isinstance(value, str) and len(value) <= 2048 and _pick(value) % 3:
-                body[name] = "https://shop.example/%s?order=%d" % (name.split("_")[0], _pick(value))
+            if name in body and _pick(body[name]) % 3:
+                body[name] = "https://shop.example/%s?order=%d" % (name.split("_")[0], _pick(body[name]))
     elif route == ("POST", "/v1/webhook_endpoints"):
-        url = body.get("url")
-        if isinstance(url, str) and len(url) <= 2048 and _pick(url) % 3:
+        if _pick(body.get("url")) % 3:
             # The discard port on loopback (serve runs with --webhook-allow-private): every
-            # delivery is refused at once and retried, so deliveries exist to list and retry.
-            body = dict(body, url="http://127.0.0.1:9/hooks/%d" % _pick(url))
-    return body
+            # delivery is refused at once and retried, so there are deliveries to list and retry.
+            body["url"] = "http://127.0.0.1:9/hooks/%d" % _pick(body.get("url"))
+
+
+def _card(body):
+    """A test card with a future expiry and a three-digit CVC, bound to no amount (a charge the
+    stateful phase makes from it draws its own)."""
+    if "number" not in body or not _pick(body["number"]) % 3:
+        return
+    body["number"] = TEST_CARDS[_pick(body["number"]) % len(TEST_CARDS)]
+    body["exp_year"] = 2030 + body["exp_year"] % 5
+    if "cvc" in body:
+        body["cvc"] = body["cvc"][:3]
+    body.pop("amount", None)
+    body.pop("currency", None)
+
+
+def _charge(body):
+    """The charge a merchant would send with the token a link brought: the token alone (the
+    drawn body may name a saved card too, and a client the vault never made), and an amount
+    within every currency's limit."""
+    if not str(body.get("token", "")).startswith("tok_"):
+        return
+    body.pop("payment_method", None)
+    if not body.get("save_payment_method"):
+        body.pop("client", None)
+    if _whole(body.get("amount")):
+        body["amount"] = 1 + body["amount"] % 100_000
