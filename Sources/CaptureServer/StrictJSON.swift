@@ -3,8 +3,10 @@ import Foundation
 /// What the JSON decoder lets through and a payments API must not: an object with the same
 /// key twice (the decoder keeps the first; most parsers keep the last, so a proxy in front
 /// would read another request) and a NUL character inside a string (stored cut short by C
-/// code further down). One pass over the bytes, before decoding; anything else that is wrong
-/// with the JSON is left to the decoder's own errors.
+/// code further down). With the request's parameters, also a top-level key it does not take,
+/// and null for one that openapi.json does not call nullable (the decoder reads null as "left
+/// out"). One pass over the bytes, before decoding; anything else that is wrong with the JSON
+/// is left to the decoder's own errors.
 enum StrictJSON {
     /// Why a body is refused: a key given twice, a NUL in a string, a top-level key the
     /// request does not take, or one given as null that may not be.
@@ -56,8 +58,11 @@ enum StrictJSON {
                 }
                 index = string.end
             case UInt8(ascii: "n"):
-                // Outside strings only the literal null has an n; at depth 1 it is a key's value.
-                if let parameters, keys.depth == 1, let key = topLevelKey, !parameters.isNullable(key) {
+                // A key's value at depth 1 that is the literal null (not a stray word such as
+                // Infinity, which the decoder refuses as not JSON).
+                if let parameters, keys.depth == 1, let key = topLevelKey, !parameters.isNullable(key),
+                    bytes[index...].starts(with: "null".utf8)
+                {
                     return .nullValue(String(decoding: key, as: UTF8.self))
                 }
             default:

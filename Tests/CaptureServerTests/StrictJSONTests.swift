@@ -43,4 +43,20 @@ struct StrictJSONTests {
         #expect(Self.check(#"{"a": "x\u0000y"}"#) == .nulCharacter)
         #expect(Self.check(#"{"a": 1, "b": "#) == nil)
     }
+
+    @Test("null is refused for a top-level key the request does not call nullable, and only there")
+    func nulls() {
+        let parameters = KnownParameters(["email", "events", "metadata"], nullable: ["events"])
+        func check(_ json: String) -> StrictJSON.Problem? { StrictJSON.problem(in: Array(json.utf8), parameters: parameters) }
+        #expect(check(#"{"email": null}"#) == .nullValue("email"))
+        #expect(check(#"{"events": ["*"], "email" :null}"#) == .nullValue("email"))
+        #expect(check(#"{"events": null, "email": "pat@example.com"}"#) == nil)
+        // Inside an object or a list, null is the decoder's to refuse or take; a string "null" is a string.
+        #expect(check(#"{"metadata": {"order": null}, "email": "null"}"#) == nil)
+        #expect(check(#"{"metadata": [null]}"#) == nil)
+        // Not the literal null: left to the decoder, which says it is not JSON.
+        #expect(check(#"{"email": Infinity}"#) == nil)
+        // Without the request's parameters nothing is said of null.
+        #expect(Self.check(#"{"email": null}"#) == nil)
+    }
 }
