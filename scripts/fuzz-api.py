@@ -73,7 +73,9 @@ def main() -> int:
             # The token limit is off: the fuzzer makes thousands of tokens from one address.
             server = subprocess.Popen(
                 [cli, "serve", "--port", str(port), "--token-rate-limit", "0",
-                 "--log-format", "text", "--webhook-allow-private"] + vault,
+                 "--log-format", "text", "--webhook-allow-private",
+                 # In the run's folder: a PostgreSQL vault's default is the working folder.
+                 "--sandbox-journal", os.path.join(folder, "sandbox.journal")] + vault,
                 stdout=log, stderr=subprocess.STDOUT, env=environment)
         try:
             base = "http://127.0.0.1:%d" % port
