@@ -31,15 +31,11 @@ import time
 import urllib.error
 import urllib.request
 
+from test_support import free_port
+
 DECLINED = "4000000000000002"
 GOOD = "4242424242424242"
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def call(method, url, body=None, headers=None, timeout=60):

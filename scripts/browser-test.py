@@ -48,6 +48,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import camera_clips  # noqa: E402  (beside this script)
+from test_support import free_port  # noqa: E402
 
 VISA = "4242424242424242"
 # A card image of the fixtures, with what its manifest says is on it.
@@ -58,12 +59,6 @@ PHOTO_EXPIRY = "%02d/%02d" % (_CARD["month"], _CARD["year"] % 100)
 DECLINED = "4000000000000002"
 # The last four digits of every card a flow pays with (the camera's cards are added as read).
 PAID_LAST4 = {VISA[-4:], PHOTO_NUMBER[-4:]}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class ReturnSite:

@@ -19,9 +19,7 @@ import json
 import os
 import random
 import signal
-import socket
 import sqlite3
-import urllib.parse
 import subprocess
 import sys
 import tempfile
@@ -30,14 +28,10 @@ import time
 import urllib.error
 import urllib.request
 
+from test_support import free_port, new_database
+
 CARDS = ["4242424242424242", "5555555555554444", "4000000000000002", "378282246310005", "4000000000000119"]
 LEASE_SECONDS = 2
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -96,14 +90,6 @@ class Database:
                 for line in output.splitlines()]
 
 
-def new_postgres_database(url: str) -> str:
-    """A new, empty database on the server of `url`; its URL."""
-    name = "crash_" + "".join(random.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10))
-    subprocess.run(["psql", url, "-XAtq", "-c", f"CREATE DATABASE {name}"], check=True, capture_output=True)
-    parts = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit(parts._replace(path="/" + name))
-
-
 def post(server: Server, path: str, body: dict, key: str, idempotency_key: str | None = None):
     """(status, json) or None when the server never answered (killed)."""
     headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
@@ -135,7 +121,7 @@ def main() -> int:
     journal_path = os.path.join(work, "sandbox.journal")
     options = ["--sandbox-journal", journal_path]
     if args.postgres:
-        database = new_postgres_database(args.postgres)
+        database = new_database(args.postgres, "crash_")
         options += ["--master-key-file", os.path.join(work, "master.key")]
         store = "PostgreSQL"
     else:

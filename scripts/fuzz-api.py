@@ -15,30 +15,16 @@ Usage: python3 scripts/fuzz-api.py --cli .build/debug/capture-cli [--max-time 12
 import argparse
 import json
 import os
-import random
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 import urllib.request
+
+from test_support import free_port, new_database
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def new_database(url: str) -> str:
-    """A new database on the PostgreSQL server of `url`, for a vault of its own."""
-    name = "fuzz_" + "".join(random.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10))
-    subprocess.run(["psql", url, "-XAtq", "-c", "CREATE DATABASE " + name], check=True, capture_output=True)
-    return urllib.parse.urlunsplit(urllib.parse.urlsplit(url)._replace(path="/" + name))
 
 
 def main() -> int:
@@ -60,7 +46,7 @@ def main() -> int:
     seed = arguments.seed if arguments.seed is not None else int.from_bytes(os.urandom(8), "big")
 
     with tempfile.TemporaryDirectory(prefix="capture-fuzz.") as folder:
-        database = new_database(arguments.postgres) if arguments.postgres else os.path.join(folder, "vault.sqlite")
+        database = new_database(arguments.postgres, "fuzz_") if arguments.postgres else os.path.join(folder, "vault.sqlite")
         environment = dict(os.environ)
         # A PostgreSQL vault's master key: a file beside the run (made by `keys create`).
         vault = ["--database", database] + (["--master-key-file", os.path.join(folder, "master.key")] if arguments.postgres else [])

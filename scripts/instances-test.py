@@ -23,8 +23,6 @@ import argparse
 import http.server
 import json
 import os
-import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,13 +32,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from test_support import free_port, new_database
+
 VISA = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2031, "cvc": "123"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -94,12 +88,6 @@ def psql(url: str, sql: str) -> list[list[str]]:
     return [line.split("\t") for line in output.splitlines()]
 
 
-def new_database(url: str) -> str:
-    name = "instances_" + "".join(random.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10))
-    psql(url, f"CREATE DATABASE {name}")
-    return urllib.parse.urlunsplit(urllib.parse.urlsplit(url)._replace(path="/" + name))
-
-
 def in_threads(jobs: list) -> list:
     results = [None] * len(jobs)
 
@@ -138,7 +126,7 @@ def main() -> int:
     parser.add_argument("--cluster-dir", help="the cluster's folder (scripts/postgres-cluster.sh), to restart it under load")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="instances-test-")
-    database = new_database(args.postgres)
+    database = new_database(args.postgres, "instances_")
     key_file = os.path.join(work, "master.key")
     common = ["--master-key-file", key_file]
     failures: list[str] = []

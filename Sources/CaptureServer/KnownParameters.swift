@@ -23,12 +23,12 @@ struct KnownParameters: Sendable {
         self.init(Keys.allCases.map(\.stringValue), nullable: nullable.map(\.stringValue))
     }
 
-    func contains(_ name: some Collection<UInt8>) -> Bool {
-        bytes.contains { $0.count == name.count && $0.elementsEqual(name) }
-    }
+    func contains(_ name: some Collection<UInt8>) -> Bool { Self.list(bytes, holds: name) }
 
-    func isNullable(_ name: some Collection<UInt8>) -> Bool {
-        nullable.contains { $0.count == name.count && $0.elementsEqual(name) }
+    func isNullable(_ name: some Collection<UInt8>) -> Bool { Self.list(nullable, holds: name) }
+
+    private static func list(_ names: [[UInt8]], holds name: some Collection<UInt8>) -> Bool {
+        names.contains { $0.count == name.count && $0.elementsEqual(name) }
     }
 
     func contains(_ name: String) -> Bool { contains(name.utf8) }

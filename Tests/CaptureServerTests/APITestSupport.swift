@@ -124,4 +124,9 @@ func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
     try JSONDecoder().decode(T.self, from: data)
 }
 
+/// The error object of an answer's body.
+func errorDetail(_ data: Data) throws -> ErrorBody.Detail {
+    try decode(ErrorBody.self, data).error
+}
+
 let visaBody = #"{"number": "4242 4242 4242 4242", "exp_month": 12, "exp_year": 2030, "cvc": "123", "holder": "ALEX MORGAN"}"#

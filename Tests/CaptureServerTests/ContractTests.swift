@@ -13,8 +13,6 @@ import Tokenizer
 /// 422 for one it allows whose values cannot be used, 404 and 409 for the objects named.
 @Suite("The document's rules, as the server answers them")
 struct ContractTests {
-    static func error(_ data: Data) throws -> ErrorBody.Detail { try decode(ErrorBody.self, data).error }
-
     @Test("an e-mail address is one @ with something on either side and no space; null is left out, not sent")
     func clientFields() async throws {
         let fixture = try await APIFixture()
@@ -28,11 +26,11 @@ struct ContractTests {
                 if taken {
                     #expect(status == .created, "\(email)")
                 } else {
-                    #expect(status == .badRequest && (try? Self.error(data).param) == "email", "\(email)")
+                    #expect(status == .badRequest && (try? errorDetail(data).param) == "email", "\(email)")
                 }
             }
             let (status, data) = try await client.send(.post, "/v1/clients", key: fixture.shop.secret, json: #"{"email": null}"#)
-            let error = try Self.error(data)
+            let error = try errorDetail(data)
             #expect(status == .badRequest && error.code == "parameter_invalid" && error.param == "email")
             #expect(error.message == "email is null; give a value, or leave email out")
             // A webhook endpoint's events may be null: the document says so (every type).
@@ -53,7 +51,7 @@ struct ContractTests {
             let body = #"{"email": "pat@example.com"}"#
             for key in ["clé", String(repeating: "k", count: 256), "tab\there"] {
                 let (status, data, _) = try await client.post("/v1/clients", key: fixture.shop.secret, json: body, idempotencyKey: key)
-                #expect(status == .badRequest && (try? Self.error(data).code) == "idempotency_key_invalid", "\(key.prefix(10))")
+                #expect(status == .badRequest && (try? errorDetail(data).code) == "idempotency_key_invalid", "\(key.prefix(10))")
             }
             let uuid = UUID().uuidString
             #expect(try await client.post("/v1/clients", key: fixture.shop.secret, json: body, idempotencyKey: uuid).0 == .created)
@@ -63,7 +61,7 @@ struct ContractTests {
                 json: #"{"email": "sam@example.com"}"#,
                 idempotencyKey: uuid
             )
-            #expect(try reused == .unprocessableContent && Self.error(data).code == "idempotency_key_reused")
+            #expect(try reused == .unprocessableContent && errorDetail(data).code == "idempotency_key_reused")
         }
     }
 
@@ -98,7 +96,7 @@ struct ContractTests {
                 "/v1/webhook_endpoints/\(endpoint)/deliveries?starting_after=\(unknown)",
                 key: fixture.shop.secret
             )
-            #expect(try missing == .notFound && Self.error(missingData).code == "webhook_delivery_not_found")
+            #expect(try missing == .notFound && errorDetail(missingData).code == "webhook_delivery_not_found")
             for index in 1..<16 {
                 let json = #"{"url": "https://shop.example/\#(index)"}"#
                 #expect(try await client.send(.post, "/v1/webhook_endpoints", key: fixture.shop.secret, json: json).0 == .created)
@@ -109,7 +107,7 @@ struct ContractTests {
                 key: fixture.shop.secret,
                 json: #"{"url": "https://shop.example/16"}"#
             )
-            #expect(try full == .conflict && Self.error(fullData).code == "webhook_endpoint_limit")
+            #expect(try full == .conflict && errorDetail(fullData).code == "webhook_endpoint_limit")
 
             let (_, patData) = try await client.send(.post, "/v1/clients", key: fixture.shop.secret, json: #"{"email": "pat@example.com"}"#)
             let (_, samData) = try await client.send(.post, "/v1/clients", key: fixture.shop.secret, json: #"{"email": "sam@example.com"}"#)
@@ -125,11 +123,11 @@ struct ContractTests {
                 fixture,
                 #"{"payment_method": "\#(method ?? "")", "amount": 500, "currency": "EUR", "client": "\#(sam)"}"#
             )
-            let error = try Self.error(refusedData)
+            let error = try errorDetail(refusedData)
             #expect(refused == .unprocessableContent && error.code == "payment_method_client_mismatch" && error.param == "client")
             // Over the currency's limit: a whole number the document allows, so 422.
             let (large, largeData) = try await client.charge(fixture, #"{"token": "\#(token)", "amount": 100000000001, "currency": "EUR"}"#)
-            #expect(try large == .unprocessableContent && Self.error(largeData).code == "amount_too_large")
+            #expect(try large == .unprocessableContent && errorDetail(largeData).code == "amount_too_large")
         }
     }
 }

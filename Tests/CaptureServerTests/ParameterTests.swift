@@ -12,15 +12,13 @@ import Tokenizer
 /// A misspelled or unknown parameter is refused by name, never dropped without a word.
 @Suite("Unknown parameters")
 struct ParameterTests {
-    static func error(_ data: Data) throws -> ErrorBody.Detail { try decode(ErrorBody.self, data).error }
-
     @Test("a JSON body's unknown key is 400 parameter_unknown naming it, with the near name; a token is not made unbound")
     func jsonBodies() async throws {
         let fixture = try await APIFixture()
         try await fixture.application().test(.router) { client in
             let card = #""number": "4242424242424242", "exp_month": 12, "exp_year": 2031, "cvc": "123""#
             let (status, data) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: "{\(card), \"amout\": 500}")
-            let error = try Self.error(data)
+            let error = try errorDetail(data)
             #expect(status == .badRequest && error.code == "parameter_unknown" && error.param == "amout")
             #expect(error.message == "amout is not a parameter of this request's body; did you mean amount?", "\(error.message)")
             #expect(!error.message.contains("4242"))
@@ -31,11 +29,11 @@ struct ParameterTests {
                 key: fixture.shop.publishable,
                 json: "{\(card), \"4000056655665556\": 1}"
             )
-            let named = try Self.error(numberData)
+            let named = try errorDetail(numberData)
             #expect(named.code == "parameter_unknown" && named.param == "400005******5556" && !named.message.contains("4000056655665556"))
             // Spelled with an escape, it is the same key.
             let escaped = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: #"{\#(card), "\u0061mout": 500}"#)
-            #expect(try Self.error(escaped.1).param == "amout")
+            #expect(try errorDetail(escaped.1).param == "amout")
             // The same body spelled right is taken, bound to its amount.
             let (made, tokenData) = try await client.send(
                 .post,
@@ -52,10 +50,10 @@ struct ParameterTests {
                 key: fixture.shop.secret,
                 json: #"{"email": "a@shop.example", "descripton": "VIP"}"#
             )
-            #expect(try Self.error(clientData).message.hasSuffix("did you mean description?"))
+            #expect(try errorDetail(clientData).message.hasSuffix("did you mean description?"))
             // Far from every name: the names it takes.
             let (_, far) = try await client.send(.post, "/v1/clients", key: fixture.shop.secret, json: #"{"nickname": "x"}"#)
-            #expect(try Self.error(far).message == "nickname is not a parameter of this request's body; it takes email, description")
+            #expect(try errorDetail(far).message == "nickname is not a parameter of this request's body; it takes email, description")
             // Free-form metadata keeps any keys of its own.
             let session = #"{"amount": 500, "currency": "EUR", "return_url": "https://shop.example/done", "metadata": {"ordr": "17"}}"#
             #expect(try await client.send(.post, "/v1/checkout_sessions", key: fixture.shop.secret, json: session).0 == .created)
@@ -68,7 +66,7 @@ struct ParameterTests {
                 key: fixture.shop.secret,
                 json: #"{"reason": "x"}"#
             )
-            let refusal = try Self.error(refusedData).message
+            let refusal = try errorDetail(refusedData).message
             #expect(refused == .badRequest && refusal.hasSuffix("which takes none"))
             #expect(try await client.send(.post, "/v1/checkout_sessions/\(id)/cancel", key: fixture.shop.secret, json: "{}").0 == .ok)
         }
@@ -80,7 +78,7 @@ struct ParameterTests {
         try await fixture.application().test(.router) { client in
             let key = fixture.shop.secret
             let (status, data) = try await client.send(.get, "/v1/transactions?limt=5", key: key)
-            let error = try Self.error(data)
+            let error = try errorDetail(data)
             #expect(status == .badRequest && error.code == "parameter_unknown" && error.param == "limt")
             #expect(error.message == "limt is not a parameter of GET /v1/transactions; did you mean limit?", "\(error.message)")
             #expect(try await client.send(.get, "/v1/transactions?limit=5", key: key).0 == .ok)
@@ -97,12 +95,12 @@ struct ParameterTests {
             let (all, none) = (try await events("created%5Bgte%5D=0"), try await events("created%5Bgte%5D=9999999999"))
             #expect(all == 1 && none == 0)
             let (badEncoded, badData) = try await client.send(.get, "/v1/events?created%5Bgt%5D=x", key: key)
-            let badParam = try Self.error(badData).param
+            let badParam = try errorDetail(badData).param
             #expect(badEncoded == .badRequest && badParam == "created[gt]")
             let (_, readData) = try await client.send(.get, "/v1/transactions/tran_x?expand=card", key: key)
-            #expect(try Self.error(readData).message == "expand is not a parameter of GET /v1/transactions/{id}, which takes none")
+            #expect(try errorDetail(readData).message == "expand is not a parameter of GET /v1/transactions/{id}, which takes none")
             let (posted, postData) = try await client.send(.post, "/v1/clients?email=a@b.example", key: key, json: "{}")
-            let postParam = try Self.error(postData).param
+            let postParam = try errorDetail(postData).param
             #expect(posted == .badRequest && postParam == "email")
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 
 /// Refuses a query parameter the route does not take (400 `parameter_unknown`, with the nearest
 /// name when one is one or two edits away): `GET /v1/transactions?limt=5` would otherwise list
@@ -28,11 +29,17 @@ struct QueryParameterMiddleware: RouterMiddleware {
         let method = request.method == .head ? "GET" : request.method.rawValue
         let route = "\(method) \(context.endpointPath ?? request.uri.path)"
         let known = Self.routes[route] ?? Self.none
-        for (name, _) in request.uri.queryParameters {
-            // Hummingbird leaves names as sent: `created%5Bgte%5D` is `created[gte]`.
-            let decoded = name.removingPercentEncoding ?? String(name)
-            if !known.contains(decoded) { throw known.refusal(of: decoded, in: route) }
+        for (name, _) in request.uri.decodedQueryParameters where !known.contains(name) {
+            throw known.refusal(of: name, in: route)
         }
         return try await next(request, context)
+    }
+}
+
+extension URI {
+    /// The query's parameters with their names percent-decoded: Hummingbird leaves names as
+    /// sent, and a client's library writes `created[gte]` as `created%5Bgte%5D`.
+    var decodedQueryParameters: [(name: String, value: Substring)] {
+        queryParameters.map { name, value in (name.removingPercentEncoding ?? String(name), value) }
     }
 }

@@ -66,9 +66,8 @@ struct EventRoutes {
     /// The time range of `created` and its bracketed bounds. Events are shown to the second
     /// (`created`), so `created[lte]=T` takes an event made at T.4 s, as a reader expects.
     static func createdRange(_ request: Request) throws -> WebhookEventFilter {
-        // Names as sent, percent-decoded: a client's library writes `created%5Bgte%5D`.
-        var query: [String: String] = [:]
-        for (name, value) in request.uri.queryParameters { query[name.removingPercentEncoding ?? String(name)] = String(value) }
+        var query: [String: Substring] = [:]
+        for (name, value) in request.uri.decodedQueryParameters { query[name] = value }
         var filter = WebhookEventFilter()
         func seconds(_ name: String) throws -> Double? {
             guard let text = query[name] else { return nil }
