@@ -115,12 +115,15 @@ for count in 1 2; do
     stop_servers
 done
 
-# The reference: pgbench -N (three updates and an insert per transaction, no contention on
-# its branch rows) at the same client count, on the same cluster, in the same rounds.
+# The reference: pgbench -N (an update, a select and an insert per transaction; -N leaves out
+# the contended branch and teller rows) at the same client count, on the same cluster.
 if [ -n "$postgres" ]; then
     "$pgbench" -i -q -s 10 "$postgres" >/dev/null 2>&1
     for round in $(seq "$rounds"); do
-        "$pgbench" -N -c "$connections" -j 2 -T "$seconds" "$postgres" >"$work/pgbench.$round" 2>&1
+        # A tenth of its transactions logged, with their latency (a sample costs pgbench
+        # nothing it would notice; logging every one would slow it).
+        (cd "$work" && "$pgbench" -N -c "$connections" -j 2 -T "$seconds" -l --sampling-rate 0.1 \
+            --log-prefix "pgbench-latency.$round" "$postgres" >"$work/pgbench.$round" 2>&1)
     done
 fi
 
@@ -144,7 +147,14 @@ reference = None
 if os.path.exists(f"{work}/pgbench.1"):
     pgbench = [float(re.search(r"tps = ([\d.]+)", open(f"{work}/pgbench.{r}").read()).group(1)) for r in range(1, rounds + 1)]
     reference = statistics.median(pgbench)
-    print(f"pgbench -N, {connections} clients, same cluster: {reference:.0f} tps (rounds: {', '.join(f'{t:.0f}' for t in pgbench)})")
+    # Each round's latencies (microseconds, the log's third field), its p50 and p99; medians.
+    def percentiles(r):
+        latencies = sorted(int(line.split()[2]) for path in glob.glob(f"{work}/pgbench-latency.{r}.*") for line in open(path))
+        return [latencies[min(len(latencies) - 1, int(len(latencies) * q))] / 1000 for q in (0.5, 0.99)]
+    latency = [percentiles(r) for r in range(1, rounds + 1)]
+    p50, p99 = (statistics.median(l[i] for l in latency) for i in (0, 1))
+    print(f"pgbench -N, {connections} clients, same cluster: {reference:.0f} tps (rounds: {', '.join(f'{t:.0f}' for t in pgbench)}),"
+          f" p50 {p50:.2f} ms, p99 {p99:.2f} ms")
 print(f"{'store':14} {'route':22} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'of ceiling':>10} {'of pgbench':>10} {'non-2xx':>7}")
 for store in [s for s in ["sqlite", "postgres-1", "postgres-2"] if os.path.exists(f"{work}/{s}.servers")]:
     label = {"sqlite": "SQLite", "postgres-1": "PostgreSQL x1", "postgres-2": "PostgreSQL x2"}[store]
