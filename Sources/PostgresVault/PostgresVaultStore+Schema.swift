@@ -14,7 +14,8 @@ extension PostgresVaultStore {
 
     /// The schema, from the first version. It is SQLite's schema at its version 13 (the vault
     /// the PostgreSQL store started from) in PostgreSQL's types: times as timestamptz (to the
-    /// millisecond), sealed data as bytea. Version 2 follows SQLite's 14.
+    /// millisecond), sealed data as bytea. Version 2 follows SQLite's 14; version 3 is
+    /// PostgreSQL's own (SQLite checks a foreign key without locking a row).
     static let migrations: [Migration] = [
         Migration(
             version: 1,
@@ -143,6 +144,25 @@ extension PostgresVaultStore {
                 // time); a charge keeps its card's length for Inner Fence's redacted number.
                 "CREATE INDEX webhook_event_by_merchant ON webhook_event (merchant_id, created_at, id)",
                 #"ALTER TABLE "transaction" ADD COLUMN pan_length integer"#,
+            ]
+        ),
+        Migration(
+            version: 3,
+            name: "no merchant key check on the tables written per request",
+            statements: [
+                // A foreign key makes each insert lock the row it names (FOR KEY SHARE); every
+                // token, scan, charge, event and delivery names its merchant's one row, so under
+                // load every insert of a merchant locked one row at once, which PostgreSQL keeps as
+                // a shared lock record (a multixact) written to its log. Measured on 2 cores
+                // (32 connections, alternating slices): charges 7 % and token creations 7 % more a
+                // second without the check, PostgreSQL's time per request 11 to 19 % less. The
+                // merchant is the authenticated key's (whose own key to merchant stays), and no
+                // merchant is ever deleted, so the check found nothing the vault could write.
+                "ALTER TABLE token DROP CONSTRAINT IF EXISTS token_merchant_id_fkey",
+                "ALTER TABLE scan DROP CONSTRAINT IF EXISTS scan_merchant_id_fkey",
+                #"ALTER TABLE "transaction" DROP CONSTRAINT IF EXISTS transaction_merchant_id_fkey"#,
+                "ALTER TABLE webhook_event DROP CONSTRAINT IF EXISTS webhook_event_merchant_id_fkey",
+                "ALTER TABLE webhook_delivery DROP CONSTRAINT IF EXISTS webhook_delivery_merchant_id_fkey",
             ]
         ),
     ]
