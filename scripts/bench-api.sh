@@ -6,11 +6,11 @@
 # a new vault in a temporary folder, a new PostgreSQL cluster at its default settings
 # (scripts/postgres-cluster.sh, fsync on), wrk (Debian) on the same machine.
 #
-# The routes are measured in rounds, each round healthz, then tokens, then transactions, and
-# each route's share of the ceiling (GET /healthz on the same servers; on PostgreSQL it asks the
-# database, as a load balancer's check does) is taken within its round: a shared 2-core
-# machine's speed drifts by a quarter from one minute to the next. The figures are medians
-# over the rounds. With two servers, wrk runs against each with half the connections at once;
+# The routes are measured in rounds, each round healthz, then tokens, then transactions (then,
+# on PostgreSQL, pgbench), and each route's share of the ceiling (GET /healthz on the same
+# servers; on PostgreSQL it asks the database, as a load balancer's check does) and of pgbench
+# is taken within its round: a shared 2-core machine's speed drifts by a quarter, at times by
+# half, from one minute to the next. The figures are medians over the rounds. With two servers, wrk runs against each with half the connections at once;
 # their rates are added and the p99 is the higher of the two.
 # Usage: scripts/bench-api.sh [SECONDS per route and round] [CONNECTIONS] [ROUNDS]
 # CAPTURE_BENCH_STORES="sqlite" (or any of sqlite postgres-1 postgres-2) measures only those.
@@ -42,7 +42,10 @@ stop_servers() {
 }
 trap 'stop_servers; bash scripts/postgres-cluster.sh stop "$pg_dir"; rm -rf "$work" "$pg_dir"' EXIT
 postgres=""
-if wants postgres-1 || wants postgres-2; then postgres=$(bash scripts/postgres-cluster.sh start "$pg_dir"); fi
+if wants postgres-1 || wants postgres-2; then
+    postgres=$(bash scripts/postgres-cluster.sh start "$pg_dir")
+    "$pgbench" -i -q -s 10 "$postgres" >/dev/null 2>&1
+fi
 
 # Starts a server on the database; its URL in $started.
 start_server() {
@@ -85,8 +88,20 @@ measure() {
         # Each transactions run spends tokens made just before it by an unmeasured run.
         COLLECT_TOKENS=1 load "$work/collect" /v1/tokens scripts/bench-api/tokens.lua
         load "$work/$name.transactions.$round" /v1/transactions scripts/bench-api/transactions.lua
+        if [ "$name" != sqlite ]; then pgbench_round "$work/$name.pgbench.$round"; fi
     done
     echo "${#urls[@]}" >"$work/$name.servers"
+}
+
+# The reference, in each PostgreSQL round right after the routes (the servers idle):
+# pgbench -N at the same client count on the same cluster, its own tables in the cluster's
+# first database. -N runs an update, a select and an insert per transaction, leaving out the
+# contended branch and teller rows. A tenth of its transactions are logged with their latency
+# (a sample costs pgbench nothing it would notice; logging every one would slow it). Output in
+# $1 and $1.log.*.
+pgbench_round() {
+    (cd "$work" && "$pgbench" -N -c "$connections" -j 2 -T "$seconds" -l --sampling-rate 0.1 \
+        --log-prefix "$(basename "$1").log" "$postgres" >"$1" 2>&1)
 }
 
 # SQLite: one server on a file (its key beside it).
@@ -115,18 +130,6 @@ for count in 1 2; do
     stop_servers
 done
 
-# The reference: pgbench -N (an update, a select and an insert per transaction; -N leaves out
-# the contended branch and teller rows) at the same client count, on the same cluster.
-if [ -n "$postgres" ]; then
-    "$pgbench" -i -q -s 10 "$postgres" >/dev/null 2>&1
-    for round in $(seq "$rounds"); do
-        # A tenth of its transactions logged, with their latency (a sample costs pgbench
-        # nothing it would notice; logging every one would slow it).
-        (cd "$work" && "$pgbench" -N -c "$connections" -j 2 -T "$seconds" -l --sampling-rate 0.1 \
-            --log-prefix "pgbench-latency.$round" "$postgres" >"$work/pgbench.$round" 2>&1)
-    done
-fi
-
 python3 - "$work" "$seconds" "$connections" "$rounds" <<'PY'
 import glob, os, re, statistics, sys
 work, seconds, connections, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -143,27 +146,28 @@ def parse(prefix):
     return dict(rate=sum(p["rate"] for p in parts), p50=max(p["p50"] for p in parts),
                 p99=max(p["p99"] for p in parts), bad=sum(p["bad"] for p in parts))
 print(f"API load, {connections} connections, {rounds} rounds of {seconds} s per route, wrk on the same 2-core machine")
-reference = None
-if os.path.exists(f"{work}/pgbench.1"):
-    pgbench = [float(re.search(r"tps = ([\d.]+)", open(f"{work}/pgbench.{r}").read()).group(1)) for r in range(1, rounds + 1)]
-    reference = statistics.median(pgbench)
-    # Each round's latencies (microseconds, the log's third field), its p50 and p99; medians.
-    def percentiles(r):
-        latencies = sorted(int(line.split()[2]) for path in glob.glob(f"{work}/pgbench-latency.{r}.*") for line in open(path))
-        return [latencies[min(len(latencies) - 1, int(len(latencies) * q))] / 1000 for q in (0.5, 0.99)]
-    latency = [percentiles(r) for r in range(1, rounds + 1)]
-    p50, p99 = (statistics.median(l[i] for l in latency) for i in (0, 1))
-    print(f"pgbench -N, {connections} clients, same cluster: {reference:.0f} tps (rounds: {', '.join(f'{t:.0f}' for t in pgbench)}),"
-          f" p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+def pgbench(path):
+    """A pgbench round: its transactions a second, and the p50 and p99 of its logged latencies
+    (microseconds, each log line's third field)."""
+    tps = float(re.search(r"tps = ([\d.]+)", open(path).read()).group(1))
+    latencies = sorted(int(line.split()[2]) for log in glob.glob(path + ".log.*") for line in open(log))
+    p50, p99 = (latencies[min(len(latencies) - 1, int(len(latencies) * q))] / 1000 for q in (0.5, 0.99))
+    return dict(rate=tps, p50=p50, p99=p99)
 print(f"{'store':14} {'route':22} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'of ceiling':>10} {'of pgbench':>10} {'non-2xx':>7}")
 for store in [s for s in ["sqlite", "postgres-1", "postgres-2"] if os.path.exists(f"{work}/{s}.servers")]:
     label = {"sqlite": "SQLite", "postgres-1": "PostgreSQL x1", "postgres-2": "PostgreSQL x2"}[store]
     runs = {name: [parse(f"{work}/{store}.{name}.{r}") for r in range(1, rounds + 1)] for name in ["healthz", "tokens", "transactions"]}
+    references = [pgbench(f"{work}/{store}.pgbench.{r}") for r in range(1, rounds + 1)] if store != "sqlite" else None
     for name, route in [("healthz", "GET /healthz"), ("tokens", "POST /v1/tokens"), ("transactions", "POST /v1/transactions")]:
         median = lambda key: statistics.median(run[key] for run in runs[name])
         share = statistics.median(run["rate"] / ceiling["rate"] for run, ceiling in zip(runs[name], runs["healthz"]))
-        of_pgbench = f"{median('rate') / reference:9.2f}x" if reference and name != "healthz" and store != "sqlite" else ""
+        of_pgbench = ""
+        if references and name != "healthz":
+            of_pgbench = f"{statistics.median(run['rate'] / ref['rate'] for run, ref in zip(runs[name], references)):9.2f}x"
         print(f"{label:14} {route:22} {median('rate'):8.0f} {median('p50'):7.2f} {median('p99'):7.2f} {share:9.0%} {of_pgbench:>10} {sum(r['bad'] for r in runs[name]):7d}")
+    if references:
+        median = lambda key: statistics.median(ref[key] for ref in references)
+        print(f"{label:14} {'pgbench -N, same round':22} {median('rate'):8.0f} {median('p50'):7.2f} {median('p99'):7.2f}")
 PY
 
 # A request's log line, by handler: swift-log's StreamLogHandler (the server's text line before
