@@ -10,8 +10,9 @@
 # on PostgreSQL, pgbench), and each route's share of the ceiling (GET /healthz on the same
 # servers; on PostgreSQL it asks the database, as a load balancer's check does) and of pgbench
 # is taken within its round: a shared 2-core machine's speed drifts by a quarter, at times by
-# half, from one minute to the next. The figures are medians over the rounds. With two servers, wrk runs against each with half the connections at once;
-# their rates are added and the p99 is the higher of the two.
+# half, from one minute to the next. The figures are medians over the rounds. With two
+# servers, wrk runs against each with half the connections at once; their rates are added and
+# the p99 is the higher of the two.
 # Usage: scripts/bench-api.sh [SECONDS per route and round] [CONNECTIONS] [ROUNDS]
 # CAPTURE_BENCH_STORES="sqlite" (or any of sqlite postgres-1 postgres-2) measures only those.
 set -euo pipefail
