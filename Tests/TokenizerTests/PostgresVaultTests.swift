@@ -56,6 +56,15 @@ struct PostgresVaultTests {
         #expect(error?.description.contains("upgrade capture-cli") == true)
     }
 
+    @Test("only the configuration tables check their merchant: a row written per request locks no merchant row")
+    func merchantKeys() async throws {
+        let store = try await PostgresVaultStore.open(try TestPostgres.newVault())
+        let checking = try await store.strings(
+            sql: "SELECT conrelid::regclass::text FROM pg_constraint WHERE contype = 'f' AND confrelid = 'merchant'::regclass ORDER BY 1"
+        )
+        #expect(checking == ["api_key", "checkout_session", "client", "payment_method", "webhook_endpoint"])
+    }
+
     @Test("the sweep runs on one server at a time: while one holds its lock, another passes")
     func sweepLock() async throws {
         let settings = try TestPostgres.newVault()
