@@ -82,6 +82,9 @@ struct ParameterTests {
             #expect(status == .badRequest && error.code == "parameter_unknown" && error.param == "limt")
             #expect(error.message == "limt is not a parameter of GET /v1/transactions; did you mean limit?", "\(error.message)")
             #expect(try await client.send(.get, "/v1/transactions?limit=5", key: key).0 == .ok)
+            // A name spelled with escapes is the name the route reads, not one it skips.
+            let (encoded, encodedData) = try await client.send(.get, "/v1/transactions?l%69mit=1001", key: key)
+            #expect(try encoded == .badRequest && errorDetail(encodedData).param == "limit")
             #expect(try await client.send(.get, "/v1/events?created[gte]=1&type=refund.created&limit=2", key: key).0 == .ok)
             // Brackets as a client's library encodes them are the same names, and still checked.
             let (_, tokenData) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: visaBody)

@@ -29,17 +29,18 @@ struct QueryParameterMiddleware: RouterMiddleware {
         let method = request.method == .head ? "GET" : request.method.rawValue
         let route = "\(method) \(context.endpointPath ?? request.uri.path)"
         let known = Self.routes[route] ?? Self.none
-        for (name, _) in request.uri.decodedQueryParameters where !known.contains(name) {
-            throw known.refusal(of: name, in: route)
+        for (name, _) in request.uri.decodedQueryParameters where !known.contains(String(name)) {
+            throw known.refusal(of: String(name), in: route)
         }
         return try await next(request, context)
     }
 }
 
 extension URI {
-    /// The query's parameters with their names percent-decoded: Hummingbird leaves names as
-    /// sent, and a client's library writes `created[gte]` as `created%5Bgte%5D`.
-    var decodedQueryParameters: [(name: String, value: Substring)] {
-        queryParameters.map { name, value in (name.removingPercentEncoding ?? String(name), value) }
+    /// The query's parameters with their names percent-decoded, as the routes and the check
+    /// above read them: Hummingbird decodes values but leaves names as sent, and a client's
+    /// library writes `created[gte]` as `created%5Bgte%5D`.
+    var decodedQueryParameters: Parameters {
+        Parameters(queryParameters.map { name, value in (name.removingPercentEncoding.map { $0[...] } ?? name, value) })
     }
 }

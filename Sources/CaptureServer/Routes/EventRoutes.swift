@@ -45,7 +45,7 @@ struct EventRoutes {
         let merchantID = try context.secretMerchantID()
         let (limit, startingAfter) = try PaymentRoutes.paging(request)
         var filter = try Self.createdRange(request)
-        filter.type = request.uri.queryParameters.get("type")
+        filter.type = request.uri.decodedQueryParameters.get("type")
         let page = try await APIError.mapping {
             try await payments.events(merchantID: merchantID, filter: filter, startingAfter: startingAfter, limit: limit)
         }
@@ -67,7 +67,7 @@ struct EventRoutes {
     /// (`created`), so `created[lte]=T` takes an event made at T.4 s, as a reader expects.
     static func createdRange(_ request: Request) throws -> WebhookEventFilter {
         var query: [String: Substring] = [:]
-        for (name, value) in request.uri.decodedQueryParameters { query[name] = value }
+        for (name, value) in request.uri.decodedQueryParameters { query[String(name)] = value }
         var filter = WebhookEventFilter()
         func seconds(_ name: String) throws -> Double? {
             guard let text = query[name] else { return nil }

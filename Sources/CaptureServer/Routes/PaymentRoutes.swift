@@ -105,7 +105,7 @@ struct PaymentRoutes {
 
     @Sendable func list(_ request: Request, context: APIContext) async throws -> ResourceBodies.List<ResourceBodies.Transaction> {
         let merchantID = try context.secretMerchantID()
-        let query = request.uri.queryParameters
+        let query = request.uri.decodedQueryParameters
         let (limit, startingAfter) = try Self.paging(request)
         return try await APIError.mapping {
             let page = try await payments.transactions(
@@ -120,7 +120,7 @@ struct PaymentRoutes {
 
     /// A list's `limit` (1 to 1000, 100 when not given) and `starting_after` (an id).
     static func paging(_ request: Request) throws -> (limit: Int, startingAfter: String?) {
-        let query = request.uri.queryParameters
+        let query = request.uri.decodedQueryParameters
         var limit = 100
         if let text = query.get("limit") {
             guard let value = Int(text), (1...1000).contains(value) else {
