@@ -2,7 +2,10 @@ public import Foundation
 import PostgresNIO
 
 /// Where a PostgreSQL vault is and how to reach it, read from a
-/// `postgres://user[:password]@host[:port]/database[?sslmode=…]` URL (libpq's form).
+/// `postgres://user[:password]@host[:port]/database[?sslmode=…]` URL (libpq's form). A host
+/// that is a folder (`?host=/run/postgresql`, as libpq writes it) is a server on this machine,
+/// reached through its Unix socket in that folder; there, as with libpq, `sslmode` does not
+/// apply (the socket never leaves the machine, and PostgreSQL offers no TLS on it).
 ///
 /// The password may come from the URL, `PGPASSWORD`, or a file (`--database-password-file`);
 /// it is never printed: ``description`` shows the URL without it.
@@ -11,7 +14,9 @@ import PostgresNIO
 /// let settings = try PostgresSettings(url: "postgres://capture@db.internal/vault?sslmode=verify-full")
 /// ```
 public struct PostgresSettings: Sendable, CustomStringConvertible {
+    /// A host name or address; or, starting with `/`, the folder of the server's Unix socket.
     public var host: String
+    /// The server's TCP port, or the number in its socket's name (`.s.PGSQL.5432`).
     public var port: Int
     public var user: String
     public var password: String?
@@ -41,13 +46,21 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
         database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
     }
 
+    /// Whether ``host`` is the folder of a Unix socket rather than a host on the network.
+    public var isUnixSocket: Bool { host.hasPrefix("/") }
+
     /// Reads the URL; `environment` gives `PGPASSWORD` when the URL has no password.
     public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         guard Self.isURL(text), let url = URLComponents(string: text) else {
             throw PostgresSettingsError("the database URL is not a postgres:// URL: write postgres://user[:password]@host[:port]/database")
         }
-        guard let host = url.host, !host.isEmpty else {
-            throw PostgresSettingsError("the database URL names no host: write postgres://user@host/database")
+        // libpq's `host` parameter names the host in place of the URL's, and is the only way
+        // a URL can name a socket folder.
+        let host = url.queryItems?.last(where: { $0.name == "host" })?.value ?? url.host ?? ""
+        guard !host.isEmpty else {
+            throw PostgresSettingsError(
+                "the database URL names no host: write postgres://user@host/database, or postgres://user@/database?host=/run/postgresql for a Unix socket"
+            )
         }
         guard let user = url.user, !user.isEmpty else {
             throw PostgresSettingsError("the database URL names no user: write postgres://user@\(host)/database")
@@ -67,6 +80,8 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
         self.tls = .prefer
         for item in url.queryItems ?? [] {
             switch item.name {
+            case "host":
+                break
             case "sslmode":
                 guard let value = item.value, let mode = TLSMode(rawValue: value) else {
                     let modes = TLSMode.allCases.map(\.rawValue).joined(separator: ", ")
@@ -76,10 +91,13 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
             case "sslrootcert":
                 rootCertificate = item.value
             default:
-                throw PostgresSettingsError("the database URL's parameter '\(item.name)' is not known: sslmode and sslrootcert are")
+                throw PostgresSettingsError("the database URL's parameter '\(item.name)' is not known: host, sslmode and sslrootcert are")
             }
         }
     }
+
+    /// The socket's path, in the folder ``host`` names.
+    var socketPath: String { host + "/.s.PGSQL.\(port)" }
 
     /// The password from a file (its first line), in place of the URL's or `PGPASSWORD`.
     public mutating func readPassword(file path: String) throws {
@@ -91,20 +109,17 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
 
     /// The URL without its password.
     public var description: String {
+        if isUnixSocket { return "postgres://\(user)@:\(port)/\(database)?host=\(host)" }
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "postgres://\(user)@\(shownHost):\(port)/\(database)?sslmode=\(tls.rawValue)"
     }
 
     /// postgres-nio's configuration of a client with these settings.
     func clientConfiguration() throws -> PostgresClient.Configuration {
-        var configuration = PostgresClient.Configuration(
-            host: host,
-            port: port,
-            username: user,
-            password: password,
-            database: database,
-            tls: try clientTLS()
-        )
+        var configuration =
+            isUnixSocket
+            ? PostgresClient.Configuration(unixSocketPath: socketPath, username: user, password: password, database: database)
+            : PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: try clientTLS())
         configuration.options.maximumConnections = poolSize
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(5)
@@ -120,14 +135,10 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
             case .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration()))
             default: .require(try NIOSSLContext(configuration: tlsConfiguration()))
             }
-        var configuration = PostgresConnection.Configuration(
-            host: host,
-            port: port,
-            username: user,
-            password: password,
-            database: database,
-            tls: tls
-        )
+        var configuration =
+            isUnixSocket
+            ? PostgresConnection.Configuration(unixSocketPath: socketPath, username: user, password: password, database: database)
+            : PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
         configuration.options.connectTimeout = .seconds(5)
         return configuration
     }

@@ -8,7 +8,8 @@ struct VaultOptions: ParsableArguments {
     @Option(
         help: """
             The vault: an SQLite file (its master key kept beside it, in the same name with .key added), or \
-            postgres://user[:password]@host[:port]/database[?sslmode=…] for a vault several servers share.
+            postgres://user[:password]@host[:port]/database[?sslmode=…] for a vault several servers share \
+            (?host=/run/postgresql for a server on this machine, through its Unix socket).
             """
     )
     var database = "capture-vault.sqlite"

@@ -18,9 +18,20 @@ struct PostgresVaultTests {
         let plain = try PostgresSettings(url: "postgresql://capture@[::1]/vault", environment: ["PGPASSWORD": "from-env"])
         #expect(plain.host == "::1" && plain.port == 5432 && plain.password == "from-env" && plain.tls == .prefer)
         #expect(plain.description == "postgres://capture@[::1]:5432/vault?sslmode=prefer")
+        // A folder for a host is a server on this machine, through its socket (libpq's forms).
+        let socket = try PostgresSettings(url: "postgres://capture:s3cret@/vault?host=/run/postgresql", environment: [:])
+        #expect(socket.isUnixSocket && socket.host == "/run/postgresql" && socket.port == 5432 && socket.password == "s3cret")
+        #expect(socket.description == "postgres://capture@:5432/vault?host=/run/postgresql")
+        let reread = try PostgresSettings(url: socket.description, environment: [:])
+        #expect(reread.isUnixSocket && reread.host == socket.host && reread.port == socket.port && reread.database == "vault")
+        let encoded = try PostgresSettings(url: "postgres://capture@%2Fvar%2Frun%2Fpostgresql:5433/vault", environment: [:])
+        #expect(encoded.isUnixSocket && encoded.host == "/var/run/postgresql" && encoded.port == 5433)
+        let named = try PostgresSettings(url: "postgres://capture@db/vault?host=db2.internal", environment: [:])
+        #expect(!named.isUnixSocket && named.host == "db2.internal")
         let bad = [
             "mysql://capture@db/vault": "not a postgres:// URL",
             "postgres://db/vault": "names no user",
+            "postgres://capture:hunter2@/vault": "?host=/run/postgresql for a Unix socket",
             "postgres://capture@db": "names no database",
             "postgres://capture:hunter2@db/vault?sslmode=maybe": "sslmode must be one of",
             "postgres://capture:hunter2@db/vault?sslcert=x": "'sslcert' is not known",
@@ -54,6 +65,19 @@ struct PostgresVaultTests {
         let error = await #expect(throws: StoreSchemaTooNew.self) { _ = try await PostgresVaultStore.open(settings) }
         #expect(error?.found == 99 && error?.known == PostgresVaultStore.schemaVersion)
         #expect(error?.description.contains("upgrade capture-cli") == true)
+    }
+
+    @Test("a server on this machine is reached through its Unix socket, as a URL's host=/folder asks")
+    func unixSocket() async throws {
+        let folder = try #require(ProcessInfo.processInfo.environment["CAPTURE_TEST_POSTGRES_DIR"], "the test cluster's folder")
+        var settings = try TestPostgres.newVault()
+        settings.host = folder
+        let store = try await PostgresVaultStore.open(settings)
+        // PostgreSQL knows no client address for a connection through its socket.
+        #expect(try await store.strings(sql: "SELECT coalesce(inet_client_addr()::text, 'socket')") == ["socket"])
+        #expect(try await store.strings(sql: "SELECT max(version)::text FROM vault_schema") == ["\(PostgresVaultStore.schemaVersion)"])
+        settings.host = folder + "/missing"
+        await #expect(throws: StoreUnavailable.self) { _ = try await PostgresVaultStore.open(settings) }
     }
 
     @Test("only the configuration tables check their merchant: a row written per request locks no merchant row")
