@@ -15,6 +15,8 @@
 # the p99 is the higher of the two.
 # Usage: scripts/bench-api.sh [SECONDS per route and round] [CONNECTIONS] [ROUNDS]
 # CAPTURE_BENCH_STORES="sqlite" (or any of sqlite postgres-1 postgres-2) measures only those.
+# CAPTURE_BENCH_POSTGRES_SOCKET=1: the servers and pgbench reach PostgreSQL through its Unix
+# socket instead of TCP with TLS (sslmode=prefer), as servers on the database's machine would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-5}
@@ -43,9 +45,11 @@ stop_servers() {
 }
 trap 'stop_servers; bash scripts/postgres-cluster.sh stop "$pg_dir"; rm -rf "$work" "$pg_dir"' EXIT
 postgres=""
+via_socket=""
 if wants postgres-1 || wants postgres-2; then
     postgres=$(bash scripts/postgres-cluster.sh start "$pg_dir")
-    "$pgbench" -i -q -s 10 "$postgres" >/dev/null 2>&1
+    if [ "${CAPTURE_BENCH_POSTGRES_SOCKET:-0}" = 1 ]; then via_socket="?host=$pg_dir"; fi
+    "$pgbench" -i -q -s 10 "$postgres$via_socket" >/dev/null 2>&1
 fi
 
 # Starts a server on the database; its URL in $started.
@@ -102,7 +106,7 @@ measure() {
 # $1 and $1.log.*.
 pgbench_round() {
     (cd "$work" && "$pgbench" -N -c "$connections" -j 2 -T "$seconds" -l --sampling-rate 0.1 \
-        --log-prefix "$(basename "$1").log" "$postgres" >"$1" 2>&1)
+        --log-prefix "$(basename "$1").log" "$postgres$via_socket" >"$1" 2>&1)
 }
 
 # SQLite: one server on a file (its key beside it).
@@ -120,7 +124,7 @@ for count in 1 2; do
     wants "postgres-$count" || continue
     database="capture_bench_$count"
     psql "$postgres" -XAtqc "CREATE DATABASE $database" >/dev/null
-    url="${postgres%/*}/$database"
+    url="${postgres%/*}/$database$via_socket"
     "$cli" migrate --database "$url" >/dev/null
     urls=()
     for _ in $(seq "$count"); do
