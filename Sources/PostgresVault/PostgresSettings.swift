@@ -34,7 +34,8 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
     public var schema: String?
 
     /// libpq's `sslmode`, with its meanings: `prefer` and `require` encrypt without checking
-    /// the server's certificate; `verify-ca` checks its chain, `verify-full` its name too.
+    /// the server's certificate (`require` checks its chain when `sslrootcert` names the
+    /// authorities, as libpq does); `verify-ca` checks its chain, `verify-full` its name too.
     public enum TLSMode: String, Sendable, CaseIterable {
         case disable, prefer, require
         case verifyCA = "verify-ca"
@@ -74,9 +75,11 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
         }
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.port = url.port ?? 5432
-        self.user = user.removingPercentEncoding ?? user
-        self.password = url.password.map { $0.removingPercentEncoding ?? $0 } ?? environment["PGPASSWORD"]
-        self.database = database.removingPercentEncoding ?? database
+        // URLComponents has decoded the user, password and path already: a second decoding
+        // would read a password's "%2541" as "A".
+        self.user = user
+        self.password = url.password ?? environment["PGPASSWORD"]
+        self.database = database
         self.tls = .prefer
         for item in url.queryItems ?? [] {
             switch item.name {
@@ -108,10 +111,19 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
     }
 
     /// The URL without its password.
+    /// Encoded where needed, so that it reads back as the same settings.
     public var description: String {
-        if isUnixSocket { return "postgres://\(user)@:\(port)/\(database)?host=\(host)" }
+        let user = Self.encoded(user, .urlUserAllowed)
+        let database = Self.encoded(database, .urlPathAllowed.subtracting(["/"]))
+        if isUnixSocket {
+            return "postgres://\(user)@:\(port)/\(database)?host=\(Self.encoded(host, .urlQueryAllowed.subtracting(["&", "=", "#", "+"])))"
+        }
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "postgres://\(user)@\(shownHost):\(port)/\(database)?sslmode=\(tls.rawValue)"
+    }
+
+    private static func encoded(_ text: String, _ allowed: CharacterSet) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
     /// postgres-nio's configuration of a client with these settings.
@@ -123,22 +135,34 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
         configuration.options.maximumConnections = poolSize
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(5)
-        if let schema { configuration.options.additionalStartupParameters = [("search_path", schema)] }
+        configuration.options.additionalStartupParameters = startupParameters
         return configuration
+    }
+
+    /// What each connection sets when it starts: the vault's schema, and an end to a
+    /// transaction left open. A server that lost its way to the database mid-transaction
+    /// (its network cut, its process frozen) would otherwise hold the transaction's row locks
+    /// until the operating system gave up on the connection, hours later, and every request
+    /// for those rows, on every server, would wait as long. The vault's transactions never
+    /// wait on anything but their own statements: 30 s idle is a lost client.
+    var startupParameters: [(String, String)] {
+        [("idle_in_transaction_session_timeout", "30s")] + (schema.map { [("search_path", $0)] } ?? [])
     }
 
     /// postgres-nio's configuration of one connection with these settings (the probe at open).
     func connectionConfiguration() throws -> PostgresConnection.Configuration {
-        let tls: PostgresConnection.Configuration.TLS =
-            switch self.tls {
-            case .disable: .disable
-            case .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration()))
-            default: .require(try NIOSSLContext(configuration: tlsConfiguration()))
-            }
-        var configuration =
-            isUnixSocket
-            ? PostgresConnection.Configuration(unixSocketPath: socketPath, username: user, password: password, database: database)
-            : PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
+        var configuration: PostgresConnection.Configuration
+        if isUnixSocket {
+            configuration = .init(unixSocketPath: socketPath, username: user, password: password, database: database)
+        } else {
+            let tls: PostgresConnection.Configuration.TLS =
+                switch self.tls {
+                case .disable: .disable
+                case .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration()))
+                default: .require(try NIOSSLContext(configuration: tlsConfiguration()))
+                }
+            configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls)
+        }
         configuration.options.connectTimeout = .seconds(5)
         return configuration
     }
@@ -158,7 +182,9 @@ public struct PostgresSettings: Sendable, CustomStringConvertible {
             configuration.trustRoots = .file(rootCertificate)
         }
         switch tls {
-        case .disable, .prefer, .require: configuration.certificateVerification = .none
+        case .disable, .prefer: configuration.certificateVerification = .none
+        // As libpq: require with a root certificate named checks the chain, as verify-ca.
+        case .require: configuration.certificateVerification = rootCertificate == nil ? .none : .noHostnameVerification
         case .verifyCA: configuration.certificateVerification = .noHostnameVerification
         case .verifyFull: configuration.certificateVerification = .fullVerification
         }

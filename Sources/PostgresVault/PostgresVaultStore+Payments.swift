@@ -49,46 +49,22 @@ extension PostgresVaultStore {
     }
 
     public func savePaymentMethod(_ method: PaymentMethodRecord) async throws -> PaymentMethodRecord {
-        try await transaction { [logger] connection in
-            // The client's card once: a second save of it (on any server) updates the first,
-            // whose id the card is sealed for (the caller sealed it again for that id).
-            let existing = try await Self.rows(
-                """
-                SELECT \(unescaped: Self.paymentMethodColumns) FROM payment_method
-                WHERE client_id = \(method.clientID) AND fingerprint = \(method.fingerprint) FOR UPDATE
-                """,
-                connection,
-                logger
-            )
-            if let row = existing.first {
-                var existing = try Self.paymentMethod(row)
-                existing.expMonth = method.expMonth
-                existing.expYear = method.expYear
-                existing.keyID = method.keyID
-                existing.sealedCard = method.sealedCard
-                try await Self.execute(
-                    """
-                    UPDATE payment_method SET exp_month = \(existing.expMonth), exp_year = \(existing.expYear),
-                      key_id = \(existing.keyID), sealed_card = \(existing.sealedCard)
-                    WHERE id = \(existing.id)
-                    """,
-                    connection,
-                    logger
-                )
-                return existing
-            }
-            try await Self.execute(
-                """
-                INSERT INTO payment_method (\(unescaped: Self.paymentMethodColumns))
-                VALUES (\(method.id), \(method.merchantID), \(method.clientID), \(method.fingerprint), \(method.brand), \(method.bin),
-                  \(method.last4), \(method.expMonth), \(method.expYear), \(method.keyID), \(method.sealedCard),
-                  \(method.createdAt.stored))
-                """,
-                connection,
-                logger
-            )
-            return method
-        }
+        // The client's card once: a second save of it (on any server, at the same moment too)
+        // updates the first in the one statement, with the newest expiry and sealing (a card
+        // is sealed for its client and fingerprint, which the two share).
+        let rows = try await rows(
+            """
+            INSERT INTO payment_method (\(unescaped: Self.paymentMethodColumns))
+            VALUES (\(method.id), \(method.merchantID), \(method.clientID), \(method.fingerprint), \(method.brand), \(method.bin),
+              \(method.last4), \(method.expMonth), \(method.expYear), \(method.keyID), \(method.sealedCard),
+              \(method.createdAt.stored))
+            ON CONFLICT (client_id, fingerprint) DO UPDATE SET exp_month = EXCLUDED.exp_month, exp_year = EXCLUDED.exp_year,
+              key_id = EXCLUDED.key_id, sealed_card = EXCLUDED.sealed_card
+            RETURNING \(unescaped: Self.paymentMethodColumns)
+            """
+        )
+        guard let row = rows.first else { throw PostgresStoreError(state: "", message: "the payment method's save returned no row") }
+        return try Self.paymentMethod(row)
     }
 
     public func paymentMethod(id: String, merchantID: String) async throws -> PaymentMethodRecord? {
@@ -392,6 +368,10 @@ extension PostgresVaultStore {
         window: TimeInterval,
         leaseUntil: Date
     ) async throws -> IdempotencyClaim {
+        // A key never seen (the usual case) is claimed by its insert alone, one prepared
+        // statement; a key with a row, expired or not, goes the whole way below.
+        let fresh = Self.claim(merchantID: merchantID, key: key, requestHash: requestHash, now: now, leaseUntil: leaseUntil)
+        if try await rows(Prepared<ClaimIdempotencyKey>(fresh)).count == 1 { return .claimed }
         let cutoff = now.addingTimeInterval(-window)
         return try await transaction { [logger] connection in
             try await Self.execute(
@@ -401,16 +381,8 @@ extension PostgresVaultStore {
             )
             // The key's row, made by this request or by another (on any server): the insert of
             // a second request waits for the first's transaction and then makes nothing.
-            let claimed = try await Self.execute(
-                """
-                INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until)
-                VALUES (\(merchantID), \(key), \(requestHash), \(now.stored), \(leaseUntil.stored))
-                ON CONFLICT (merchant_id, key) DO NOTHING
-                """,
-                connection,
-                logger
-            )
-            if claimed == 1 { return .claimed }
+            let claimed = try await Self.rows(fresh, connection, logger)
+            if claimed.count == 1 { return .claimed }
             let rows = try await Self.rows(
                 """
                 SELECT request_hash, status, body, key_id, lease_until FROM idempotency_key
@@ -439,13 +411,36 @@ extension PostgresVaultStore {
         }
     }
 
+    /// A key's claim: its row, unless the key has one (made by this request or another, on
+    /// any server). The insert of a second request waits for the first's transaction, then
+    /// makes nothing; a row is returned when this one made it.
+    static func claim(merchantID: String, key: String, requestHash: String, now: Date, leaseUntil: Date) -> PostgresQuery {
+        """
+        INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until)
+        VALUES (\(merchantID), \(key), \(requestHash), \(now.stored), \(leaseUntil.stored))
+        ON CONFLICT (merchant_id, key) DO NOTHING RETURNING 1
+        """
+    }
+
+    enum ClaimIdempotencyKey: PreparedText {
+        static let sql = claim(merchantID: "", key: "", requestHash: "", now: .distantPast, leaseUntil: .distantPast).sql
+    }
+
+    /// Keeps the key's answer; the first answer kept stays (a request that outran its lease
+    /// and finished after another took the key over changes nothing).
     public func finishIdempotency(merchantID: String, key: String, status: Int, body: Data, keyID: String) async throws {
-        try await execute(
-            """
-            UPDATE idempotency_key SET status = \(status), body = \(body), key_id = \(keyID)
-            WHERE merchant_id = \(merchantID) AND key = \(key)
-            """
-        )
+        _ = try await rows(Prepared<FinishIdempotency>(try Self.finish(merchantID: merchantID, key: key, status: status, body: body, keyID: keyID)))
+    }
+
+    static func finish(merchantID: String, key: String, status: Int, body: Data, keyID: String) throws -> PostgresQuery {
+        try """
+        UPDATE idempotency_key SET status = \(status), body = \(body), key_id = \(keyID)
+        WHERE merchant_id = \(merchantID) AND key = \(key) AND status IS NULL
+        """
+    }
+
+    enum FinishIdempotency: PreparedText {
+        static let sql = try! finish(merchantID: "", key: "", status: 0, body: Data(), keyID: "").sql
     }
 
     public func releaseIdempotency(merchantID: String, key: String, at now: Date) async throws {

@@ -23,14 +23,27 @@ extension PostgresVaultStore {
         )
     }
 
-    public func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws {
-        try await execute(
-            """
-            INSERT INTO webhook_endpoint (\(unescaped: Self.endpointColumns))
-            VALUES (\(endpoint.id), \(endpoint.merchantID), \(endpoint.url), \(WebhookEndpointRecord.stored(eventTypes: endpoint.events)),
-              \(endpoint.keyID), \(Data(endpoint.sealedSecret)), \(endpoint.createdAt.stored), \(endpoint.deletedAt?.stored))
-            """
-        )
+    public func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord, limit: Int) async throws -> Bool {
+        try await transaction { [logger] connection in
+            // The merchant's row locked against other additions (FOR NO KEY UPDATE: the other
+            // tables' keys to it, which take a key share, are not held up), then counted.
+            try await Self.execute(
+                "SELECT 1 FROM merchant WHERE id = \(endpoint.merchantID) FOR NO KEY UPDATE",
+                connection,
+                logger
+            )
+            let added = try await Self.execute(
+                """
+                INSERT INTO webhook_endpoint (\(unescaped: Self.endpointColumns))
+                SELECT \(endpoint.id), \(endpoint.merchantID), \(endpoint.url), \(WebhookEndpointRecord.stored(eventTypes: endpoint.events)),
+                  \(endpoint.keyID), \(Data(endpoint.sealedSecret)), \(endpoint.createdAt.stored), \(endpoint.deletedAt?.stored)
+                WHERE (SELECT count(*) FROM webhook_endpoint WHERE merchant_id = \(endpoint.merchantID) AND deleted_at IS NULL) < \(limit)
+                """,
+                connection,
+                logger
+            )
+            return added == 1
+        }
     }
 
     public func webhookEndpoint(id: String, merchantID: String) async throws -> WebhookEndpointRecord? {
@@ -192,17 +205,25 @@ extension PostgresVaultStore {
                     logger
                 ).first?.decode(String.self)
             else { return [] }
-            // The endpoints locked, so that two resends at once make one delivery each.
-            let endpoints = try await Self.rows(
+            // The endpoints locked, so that two resends at once make one delivery each; the
+            // deliveries pending read after, in a statement of its own, whose snapshot sees
+            // those of a resend that held the locks first (one statement's would not).
+            let live = try await Self.rows(
                 """
-                SELECT id, events FROM webhook_endpoint w WHERE merchant_id = \(merchantID) AND deleted_at IS NULL
-                  AND NOT EXISTS (
-                    SELECT 1 FROM webhook_delivery d WHERE d.event_id = \(id) AND d.endpoint_id = w.id AND d.status = 'pending')
+                SELECT id, events FROM webhook_endpoint WHERE merchant_id = \(merchantID) AND deleted_at IS NULL
                 ORDER BY created_at, id FOR UPDATE
                 """,
                 connection,
                 logger
             ).map { row in try row.decode((String, String?).self) }.map { (id: $0.0, events: $0.1) }
+            let pending = Set(
+                try await Self.rows(
+                    "SELECT endpoint_id FROM webhook_delivery WHERE event_id = \(id) AND status = 'pending'",
+                    connection,
+                    logger
+                ).map { try $0.decode(String.self) }
+            )
+            let endpoints = live.filter { !pending.contains($0.id) }
             let chosen =
                 endpointIDs.map { wanted in endpoints.map(\.id).filter(wanted.contains) }
                 ?? WebhookEndpointRecord.takers(of: type, among: endpoints)
@@ -271,7 +292,9 @@ extension PostgresVaultStore {
             // with those this server sends already; then the chosen rows locked with SKIP
             // LOCKED and their lease checked again, so that two servers never lease one
             // delivery (one takes it, the other passes over it) and a lapsed lease (its server
-            // died) is taken over.
+            // died) is taken over. A delivery to an endpoint deleted meanwhile is cancelled
+            // instead (`orphaned`): a settlement that found the endpoint live made it as the
+            // deletion cancelled the others, whose statement could not see it.
             let rows = try await Self.rows(
                 """
                 WITH due AS (
@@ -292,10 +315,14 @@ extension PostgresVaultStore {
                   SELECT d.id FROM webhook_delivery d
                   WHERE d.id IN (SELECT id FROM chosen) AND d.status = 'pending'
                     AND (d.lease_until IS NULL OR d.lease_until <= \(now.stored))
-                  FOR UPDATE SKIP LOCKED)
+                  FOR UPDATE SKIP LOCKED),
+                orphaned AS (
+                  UPDATE webhook_delivery d SET status = 'canceled', next_attempt_at = NULL
+                  FROM locked, webhook_endpoint w
+                  WHERE d.id = locked.id AND w.id = d.endpoint_id AND w.deleted_at IS NOT NULL)
                 UPDATE webhook_delivery d SET lease_until = \(leaseUntil.stored)
                 FROM locked, webhook_event e, webhook_endpoint w
-                WHERE d.id = locked.id AND e.id = d.event_id AND w.id = d.endpoint_id
+                WHERE d.id = locked.id AND e.id = d.event_id AND w.id = d.endpoint_id AND w.deleted_at IS NULL
                 RETURNING d.id, d.merchant_id, d.endpoint_id, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at,
                   d.created_at, e.body, e.created_at, w.url, w.key_id, w.sealed_secret
                 """,

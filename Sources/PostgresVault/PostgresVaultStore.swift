@@ -223,6 +223,11 @@ public final class PostgresVaultStore: VaultStore {
         let underlying = (error as? PostgresTransactionError).flatMap { $0.closureError ?? $0.beginError ?? $0.commitError } ?? error
         guard let psql = underlying as? PSQLError else { return error }
         if let tls = psql.underlying, tls is NIOSSLError || tls is BoringSSLError || "\(type(of: tls))".contains("SSL") {
+            // Cut without TLS's goodbye (PostgreSQL crashed or killed, its machine gone): the
+            // database is away, which is no setting to mend.
+            if case .uncleanShutdown? = tls as? NIOSSLError {
+                return StoreUnavailable(reason: "the connection to PostgreSQL was cut")
+            }
             return PostgresStoreError(state: "", message: "TLS with the server failed (\(tls)): check sslmode and sslrootcert")
         }
         switch psql.code {
@@ -231,8 +236,9 @@ public final class PostgresVaultStore: VaultStore {
         case .server:
             let state = psql.serverInfo?[.sqlState] ?? ""
             // 08: connection exceptions; 57P01-03: the server shutting down or starting;
-            // 53300: too many connections.
-            if state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state) {
+            // 53300: too many connections; 25P03: this connection's transaction ended by
+            // PostgreSQL after 30 s idle (``PostgresSettings/startupParameters``).
+            if state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300", "25P03"].contains(state) {
                 return StoreUnavailable(reason: "PostgreSQL refused the request (SQLSTATE \(state))")
             }
             return PostgresStoreError(state: state, message: psql.serverInfo?[.message] ?? "")

@@ -136,6 +136,11 @@ struct ServeCommand: AsyncParsableCommand {
             guard (1...3600).contains(seconds) else { throw ValidationError("\(flag) must be from 1 to 3600 seconds") }
         }
         guard (1...60).contains(webhookTimeout) else { throw ValidationError("--webhook-timeout must be from 1 to 60 seconds") }
+        if vault.isPostgres, vault.databasePoolSize < 2 {
+            throw ValidationError(
+                "--database-pool-size must be at least 2 for serve: a sweep holds one connection for its lock while it works on another"
+            )
+        }
         if let maxConnections, !(1...1_000_000).contains(maxConnections) {
             throw ValidationError("--max-connections must be from 1 to 1000000")
         }

@@ -55,11 +55,14 @@ struct PostgresCommandTests {
         #expect(!down.stderr.contains("not-the-password-41"))
         let bad = try CLIRunner.run(["migrate", "--database", "postgres://capture@localhost/vault?sslmode=sometimes"])
         #expect(bad.status == 2 && bad.stderr.contains("sslmode must be one of"))
+        // serve needs two connections: a sweep holds one for its lock while it works on another.
+        let small = try CLIRunner.run(["serve", "--port", "0", "--database", url, "--database-pool-size", "1"])
+        #expect(small.status != 0 && small.stderr.contains("--database-pool-size must be at least 2 for serve"), "\(small.stderr)")
     }
 }
 
 extension PostgresCommandTests {
-    @Test("TLS as the URL asks: require encrypts, verify-full checks the server's certificate against sslrootcert")
+    @Test("TLS as the URL asks: require encrypts (and checks the chain given sslrootcert), verify-full checks the certificate against sslrootcert")
     func tls() async throws {
         let folder = try #require(ProcessInfo.processInfo.environment["CAPTURE_TEST_POSTGRES_DIR"], "the test cluster's folder")
         let url = try await TestPostgres.newDatabase()
@@ -71,5 +74,26 @@ extension PostgresCommandTests {
         // The system's authorities do not know the cluster's own certificate.
         let unknown = try CLIRunner.run(["migrate", "--database", url + "?sslmode=verify-full"])
         #expect(unknown.status == 2 && unknown.stderr.contains("TLS with the server failed"), "\(unknown.stderr)")
+        // require with sslrootcert checks the chain, as libpq's does: another authority's
+        // certificate is refused, the cluster's own accepted.
+        let other = FileManager.default.temporaryDirectory.appendingPathComponent("other-ca-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: other) }
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        openssl.arguments = [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=other",
+            "-keyout", other.appendingPathComponent("ca.key").path, "-out", other.appendingPathComponent("ca.crt").path,
+        ]
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        #expect(openssl.terminationStatus == 0)
+        let elsewhere = try CLIRunner.run([
+            "migrate", "--database", url + "?sslmode=require&sslrootcert=" + other.appendingPathComponent("ca.crt").path,
+        ])
+        #expect(elsewhere.status == 2 && elsewhere.stderr.contains("TLS with the server failed"), "\(elsewhere.stderr)")
+        let own = try CLIRunner.run(["migrate", "--database", url + "?sslmode=require&sslrootcert=" + certificate])
+        #expect(own.status == 0, "\(own.stderr)")
     }
 }

@@ -97,6 +97,33 @@ struct PaymentsTests {
         #expect(unknown?.code == .transactionNotFound && unknown?.param == "starting_after")
     }
 
+    @Test(
+        "one card saved for one client by 8 charges at once, on two servers: every charge succeeds, one payment method",
+        arguments: StoreKind.allCases
+    )
+    func concurrentSaves(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let servers = [Payments(vault: fixture.vault), Payments(vault: try await fixture.secondServer())]
+        let merchant = fixture.merchantID
+        let client = try await servers[0].createClient(email: nil, description: nil, merchantID: merchant)
+        var tokens: [String] = []
+        for _ in 0..<8 { tokens.append(try await fixture.vault.createToken(for: merchant, card: VaultFixture.visa).id) }
+        let charges = try await withThrowingTaskGroup(of: TransactionRecord.self) { group in
+            for (index, token) in tokens.enumerated() {
+                group.addTask {
+                    let request = Payments.ChargeRequest(token: token, amount: 500, currency: "EUR", client: client.id, savePaymentMethod: true)
+                    return try await servers[index % 2].charge(request, merchantID: merchant)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(charges.count == 8 && charges.allSatisfy { $0.status == "succeeded" })
+        #expect(Set(charges.compactMap(\.paymentMethodID)).count == 1)
+        let method = try #require(charges.first?.paymentMethodID)
+        let again = try await servers[1].charge(Payments.ChargeRequest(paymentMethod: method, amount: 300, currency: "EUR"), merchantID: merchant)
+        #expect(again.status == "succeeded")
+    }
+
     @Test("16 concurrent requests with one idempotency key: one runs, the rest wait their turn or replay it")
     func concurrentIdempotency() async throws {
         let folder = try temporaryFolder()
@@ -128,6 +155,31 @@ struct PaymentsTests {
         #expect(runs.count == 1)
         #expect(outcomes.filter { $0 == "ran" }.count == 1)
         #expect(outcomes.allSatisfy { ["ran", "replay", "busy"].contains($0) })
+    }
+
+    @Test("a key's first answer stays: a request that outran its lease and finishes late changes nothing", arguments: StoreKind.allCases)
+    func lateFinish(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let store = fixture.vault.store
+        let (merchant, keyID, start) = (fixture.merchantID, "key-1", fixture.clock.now)
+        func claim(at now: Date) async throws -> IdempotencyClaim {
+            try await store.claimIdempotency(
+                merchantID: merchant,
+                key: "order-9",
+                requestHash: "same",
+                now: now,
+                window: 86_400,
+                leaseUntil: now.addingTimeInterval(30)
+            )
+        }
+        #expect(try await claim(at: start) == .claimed)
+        // Its lease lapses; a retry takes the key over, runs and answers.
+        #expect(try await claim(at: start.addingTimeInterval(60)) == .recovered(transactionID: nil))
+        try await store.finishIdempotency(merchantID: merchant, key: "order-9", status: 201, body: Data("the retry's".utf8), keyID: keyID)
+        // The first request ends at last: its answer is not kept over the one given.
+        try await store.finishIdempotency(merchantID: merchant, key: "order-9", status: 500, body: Data("the first's".utf8), keyID: keyID)
+        let replay = try await claim(at: start.addingTimeInterval(61))
+        #expect(replay == .replay(status: 201, body: Data("the retry's".utf8), keyID: keyID))
     }
 
     @Test("an idempotency key is remembered 24 hours, then the same words start afresh", arguments: StoreKind.allCases)

@@ -28,6 +28,14 @@ struct PostgresVaultTests {
         #expect(encoded.isUnixSocket && encoded.host == "/var/run/postgresql" && encoded.port == 5433)
         let named = try PostgresSettings(url: "postgres://capture@db/vault?host=db2.internal", environment: [:])
         #expect(!named.isUnixSocket && named.host == "db2.internal")
+        // Each part decoded once: a password's "%2541" is "%41"; what is shown reads back the same.
+        let escaped = try PostgresSettings(url: "postgres://us%25er:pa%2541ss@db/va%2541ult", environment: [:])
+        #expect(escaped.user == "us%er" && escaped.password == "pa%41ss" && escaped.database == "va%41ult")
+        let shown = try PostgresSettings(url: escaped.description, environment: [:])
+        #expect(shown.user == "us%er" && shown.database == "va%41ult" && shown.host == "db")
+        let odd = try PostgresSettings(url: "postgres://capture@/vault?host=/tmp/a%20b%23c%26d", environment: [:])
+        #expect(odd.host == "/tmp/a b#c&d")
+        #expect(try PostgresSettings(url: odd.description, environment: [:]).host == "/tmp/a b#c&d")
         let bad = [
             "mysql://capture@db/vault": "not a postgres:// URL",
             "postgres://db/vault": "names no user",
@@ -76,8 +84,25 @@ struct PostgresVaultTests {
         // PostgreSQL knows no client address for a connection through its socket.
         #expect(try await store.strings(sql: "SELECT coalesce(inet_client_addr()::text, 'socket')") == ["socket"])
         #expect(try await store.strings(sql: "SELECT max(version)::text FROM vault_schema") == ["\(PostgresVaultStore.schemaVersion)"])
+        // A transaction left open by a server that lost its way is ended by PostgreSQL.
+        #expect(try await store.strings(sql: "SHOW idle_in_transaction_session_timeout") == ["30s"])
         settings.host = folder + "/missing"
         await #expect(throws: StoreUnavailable.self) { _ = try await PostgresVaultStore.open(settings) }
+    }
+
+    @Test("a delivery made for an endpoint deleted meanwhile is cancelled when it comes due, never sent")
+    func orphanedDelivery() async throws {
+        let fixture = try await VaultFixture(.postgres)
+        let payments = WebhookTests.payments(fixture)
+        let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
+        _ = try await WebhookTests.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
+        // As when the deletion commits while a settlement that found the endpoint live makes
+        // its delivery: the endpoint deleted, the delivery still pending.
+        let store = try #require(fixture.vault.store as? PostgresVaultStore)
+        try await store.execute(sql: "UPDATE webhook_endpoint SET deleted_at = now() WHERE id = '\(endpoint.endpoint.id)'")
+        #expect(try await store.strings(sql: "SELECT status FROM webhook_delivery") == ["pending"])
+        #expect(try await WebhookTests.due(payments).isEmpty)
+        #expect(try await store.strings(sql: "SELECT status FROM webhook_delivery") == ["canceled"])
     }
 
     @Test("only the configuration tables check their merchant: a row written per request locks no merchant row")

@@ -453,6 +453,56 @@ struct WebhookTests {
     }
 
     @Test(
+        "at once, on two servers: 24 endpoints added keep 16; 8 resends of an event make one delivery an endpoint",
+        arguments: StoreKind.allCases
+    )
+    func concurrentEndpoints(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let servers = [Self.payments(fixture), Self.payments(try await fixture.secondServer())]
+        let merchant = fixture.merchantID
+        let added = await withTaskGroup(of: String.self) { group in
+            for index in 0..<24 {
+                group.addTask {
+                    do {
+                        _ = try await servers[index % 2].createWebhookEndpoint(
+                            url: "https://shop.example/\(index)",
+                            events: nil,
+                            merchantID: merchant
+                        )
+                        return "added"
+                    } catch let error as VaultError where error.code == .webhookEndpointLimit {
+                        return "full"
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(added.filter { $0 == "added" }.count == 16 && added.filter { $0 == "full" }.count == 8, "\(added)")
+        #expect(try await servers[0].webhookEndpoints(merchantID: merchant).count == 16)
+        // The charge's event goes to each of the 16 once; then 8 resends at once add nothing.
+        _ = try await Self.charge(servers[0], "4242424242424242", merchantID: merchant)
+        let event = try #require(try await servers[0].events(merchantID: merchant).items.first)
+        for (due, _) in try await Self.due(servers[0]) {
+            _ = try await servers[0].recordWebhookAttempt(
+                due,
+                statusCode: 204,
+                error: nil,
+                startedAt: fixture.clock.now,
+                duration: .milliseconds(1),
+                schedule: Payments.WebhookSchedule()
+            )
+        }
+        let resent = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<8 { group.addTask { try await servers[index % 2].resendEvent(event.id, merchantID: merchant).count } }
+            return try await group.reduce(0, +)
+        }
+        #expect(resent == 16, "the resends made \(resent) deliveries for 16 endpoints")
+        #expect(try await Self.due(servers[1]).count == 16)
+    }
+
+    @Test(
         "an event is sent again, same body, to endpoints made after it; one still pending is not sent twice",
         arguments: StoreKind.allCases
     )

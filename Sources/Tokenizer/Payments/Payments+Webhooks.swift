@@ -48,13 +48,14 @@ extension Payments {
             }
         }
         let existing = try await storing("read the webhook endpoints") { try await store.webhookEndpoints(merchantID: merchantID) }
-        guard existing.count < Self.webhookEndpointLimit else {
-            throw VaultError(
-                .webhookEndpointLimit,
-                "a merchant may have at most \(Self.webhookEndpointLimit) webhook endpoints; delete one first",
-                param: "url"
-            )
-        }
+        let full = VaultError(
+            .webhookEndpointLimit,
+            "a merchant may have at most \(Self.webhookEndpointLimit) webhook endpoints; delete one first",
+            param: "url"
+        )
+        // Asked first, before the address is looked up; held by the store, which counts and
+        // adds in one step (another request may add one meanwhile).
+        guard existing.count < Self.webhookEndpointLimit else { throw full }
         try await webhookAddresses.checkNew(address, param: "url")
         let id = ObjectID.random(.webhookEndpoint).rawValue
         let secret = ObjectID.random(.webhookSecret).rawValue
@@ -69,7 +70,10 @@ extension Payments {
             createdAt: vault.configuration.now(),
             deletedAt: nil
         )
-        try await storing("record the webhook endpoint") { try await store.insertWebhookEndpoint(endpoint) }
+        let added = try await storing("record the webhook endpoint") {
+            try await store.insertWebhookEndpoint(endpoint, limit: Self.webhookEndpointLimit)
+        }
+        guard added else { throw full }
         return NewWebhookEndpoint(endpoint: endpoint, secret: secret)
     }
 

@@ -262,7 +262,7 @@ extension SQLiteVaultStore {
     public func finishIdempotency(merchantID: String, key: String, status: Int, body: Data, keyID: String) async throws {
         try await database.write { db in
             try db.execute(
-                sql: "UPDATE idempotency_key SET status = ?, body = ?, key_id = ? WHERE merchant_id = ? AND key = ?",
+                sql: "UPDATE idempotency_key SET status = ?, body = ?, key_id = ? WHERE merchant_id = ? AND key = ? AND status IS NULL",
                 arguments: [status, body, keyID, merchantID, key]
             )
         }

@@ -4,8 +4,14 @@ public import GRDB
 extension SQLiteVaultStore {
     // MARK: - Endpoints
 
-    public func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws {
+    public func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord, limit: Int) async throws -> Bool {
         try await database.write { db in
+            let count = try Int.fetchOne(
+                db,
+                sql: "SELECT count(*) FROM webhook_endpoint WHERE merchant_id = ? AND deleted_at IS NULL",
+                arguments: [endpoint.merchantID]
+            )
+            guard (count ?? 0) < limit else { return false }
             try db.execute(
                 sql: """
                     INSERT INTO webhook_endpoint (id, merchant_id, url, events, key_id, sealed_secret, created_at, deleted_at)
@@ -16,6 +22,7 @@ extension SQLiteVaultStore {
                     Data(endpoint.sealedSecret), endpoint.createdAt, endpoint.deletedAt,
                 ]
             )
+            return true
         }
     }
 

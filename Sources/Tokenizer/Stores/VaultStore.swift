@@ -111,7 +111,9 @@ public protocol VaultStore: Sendable {
         window: TimeInterval,
         leaseUntil: Date
     ) async throws -> IdempotencyClaim
-    /// Stores the answer to a claimed key: its body sealed under the vault key `keyID`.
+    /// Stores the answer to a claimed key: its body sealed under the vault key `keyID`. The first
+    /// answer stored stays: a request that outran its lease, finishing after another took the
+    /// key over, changes nothing.
     func finishIdempotency(merchantID: String, key: String, status: Int, body: Data, keyID: String) async throws
     /// Frees a claimed key whose request failed, so a retry may run; when the request had
     /// recorded a charge, the key is kept with its lease ended at `now`, so that the retry is
@@ -143,7 +145,9 @@ public protocol VaultStore: Sendable {
 
     // MARK: - Webhooks
 
-    func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws
+    /// Adds the endpoint unless its merchant has `limit` endpoints (not deleted) already: false
+    /// then. The count and the insert are one step, whichever servers add endpoints at once.
+    func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord, limit: Int) async throws -> Bool
     /// A merchant's endpoint, unless deleted.
     func webhookEndpoint(id: String, merchantID: String) async throws -> WebhookEndpointRecord?
     /// A merchant's endpoints, oldest first, deleted ones left out.
