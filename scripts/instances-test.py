@@ -227,8 +227,9 @@ def main() -> int:
               f"{burst_b.count(201)} of 5 taken on the other")
 
         # 6. PostgreSQL restarted under load: stopped as an administrator does (its connections
-        # told so), then as a crash (cut without a word: over TLS, no goodbye).
-        for mode in ("fast", "immediate") if args.cluster_dir else ():
+        # told so), then as a crash (its processes killed, their connections cut without a
+        # word: over TLS, no goodbye).
+        for mode in ("fast", "crash") if args.cluster_dir else ():
             answered_tokens: list[str] = []
             outcomes: dict[int, int] = {}
             charges: dict[int, int] = {}

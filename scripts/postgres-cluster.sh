@@ -3,9 +3,9 @@
 # trying several instances (scripts/two-instances.sh):
 #
 #   scripts/postgres-cluster.sh start DIR [--fast]   initdb in DIR (if new) and start it; prints its URL
-#   scripts/postgres-cluster.sh stop DIR [immediate] stop it (the folder stays; rm -rf it to forget it);
-#                                                    immediate: as a crash, connections cut without a
-#                                                    word, recovery from the log at the next start
+#   scripts/postgres-cluster.sh stop DIR [crash]     stop it (the folder stays; rm -rf it to forget it);
+#                                                    crash: its processes killed (kill -9), connections
+#                                                    cut without a word, recovery at the next start
 #   scripts/postgres-cluster.sh url DIR              print the URL of a started cluster
 #
 # The server listens on 127.0.0.1 on a free port, with a password (scram-sha-256) for the one
@@ -21,7 +21,7 @@ set -euo pipefail
 command=${1:-}
 dir=${2:-}
 if [ -z "$command" ] || [ -z "$dir" ]; then
-    echo "usage: $0 start DIR [--fast] | stop DIR [immediate] | url DIR" >&2
+    echo "usage: $0 start DIR [--fast] | stop DIR [crash] | url DIR" >&2
     exit 2
 fi
 fast=${3:-}
@@ -105,16 +105,22 @@ start)
     ;;
 stop)
     if [ -f "$dir/data/PG_VERSION" ]; then
-        mode=fast
-        if [ "${3:-}" = immediate ]; then mode=immediate; fi
-        "${as_owner[@]}" "${bin}pg_ctl" -D "$dir/data" -m "$mode" -w stop >/dev/null 2>&1 || true
+        if [ "${3:-}" = crash ]; then
+            # Every backend killed where it stands (over TLS, no goodbye), then the postmaster
+            # stopped before it restarts them.
+            postmaster=$(head -1 "$dir/data/postmaster.pid")
+            pkill -KILL -P "$postmaster" || true
+            "${as_owner[@]}" "${bin}pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+        else
+            "${as_owner[@]}" "${bin}pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+        fi
     fi
     ;;
 url)
     url
     ;;
 *)
-    echo "usage: $0 start DIR [--fast] | stop DIR [immediate] | url DIR" >&2
+    echo "usage: $0 start DIR [--fast] | stop DIR [crash] | url DIR" >&2
     exit 2
     ;;
 esac
