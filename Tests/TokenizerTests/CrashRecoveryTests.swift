@@ -26,12 +26,19 @@ struct StallingProcessor: Processor {
 
 @Suite("Charges across a crash: nothing stuck, nothing orphaned, nothing charged twice")
 struct CrashRecoveryTests {
-    /// Waits until the charge in flight has spent its token: its pending transaction is there.
-    func pending(in fixture: VaultFixture) async throws -> TransactionRecord {
+    /// Waits until the charge in flight has spent its token: its pending transaction is there;
+    /// and, given `sandbox`, until the processor has authorized it too (the crash to come is
+    /// after the processor charged the card: on a busy machine the charge's task may not have
+    /// reached the processor yet when its pending record shows).
+    func pending(in fixture: VaultFixture, authorizedBy sandbox: SandboxProcessor? = nil) async throws -> TransactionRecord {
         for _ in 0..<500 {
             let pending = try await fixture.vault.store.pendingTransactions(createdBefore: .distantFuture, limit: 10)
             if let first = pending.first {
                 #expect(pending.count == 1)
+                if let sandbox, try await sandbox.outcome(ofAuthorization: first.id) == nil {
+                    try await Task.sleep(for: .milliseconds(10))
+                    continue
+                }
                 return first
             }
             try await Task.sleep(for: .milliseconds(10))
@@ -50,7 +57,7 @@ struct CrashRecoveryTests {
         let dying = Payments(vault: fixture.vault, processor: StallingProcessor(sandbox: sandbox, takesTheCharge: true))
         let inFlight = Task { try await dying.charge(.init(token: token.id, amount: 1000, currency: "EUR"), merchantID: fixture.merchantID) }
         defer { inFlight.cancel() }
-        let pending = try await pending(in: fixture)
+        let pending = try await pending(in: fixture, authorizedBy: sandbox)
         #expect(pending.tokenID == token.id)
         #expect(pending.status == "pending")
         #expect(try await fixture.vault.token(token.id, merchantID: fixture.merchantID).used)
@@ -86,7 +93,7 @@ struct CrashRecoveryTests {
         let session = try await dying.createCheckoutSession(CheckoutSessionTests.request(expiresIn: 60), merchantID: fixture.merchantID)
         let inFlight = Task { try await dying.payCheckoutSession(session.id, card: VaultFixture.visa) }
         defer { inFlight.cancel() }
-        let pending = try await pending(in: fixture)
+        let pending = try await pending(in: fixture, authorizedBy: sandbox)
 
         // Past the session's time and the page's two-minute hold, before anything settled it.
         fixture.clock.advance(seconds: 200)
@@ -141,7 +148,7 @@ struct CrashRecoveryTests {
             }
         }
         defer { inFlight.cancel() }
-        let pending = try await pending(in: fixture)
+        let pending = try await pending(in: fixture, authorizedBy: sandbox)
         #expect(pending.idempotencyKey == "order-9")
 
         let restarted = Payments(vault: fixture.vault, processor: sandbox)
