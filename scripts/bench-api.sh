@@ -6,8 +6,9 @@
 # a new vault in a temporary folder, a new PostgreSQL cluster at its default settings
 # (scripts/postgres-cluster.sh, fsync on), wrk (Debian) on the same machine.
 #
-# The routes are measured in rounds, each round healthz, then tokens, then transactions (then,
-# on PostgreSQL, pgbench), and each route's share of the ceiling (GET /healthz on the same
+# The routes are measured in rounds, each round healthz, then tokens, then transactions, then
+# transactions each with an Idempotency-Key of its own, as a client that may retry sends them
+# (then, on PostgreSQL, pgbench), and each route's share of the ceiling (GET /healthz on the same
 # servers; on PostgreSQL it asks the database, as a load balancer's check does) and of pgbench
 # is taken within its round: a shared 2-core machine's speed drifts by a quarter, at times by
 # half, from one minute to the next. The figures are medians over the rounds. With two
@@ -93,6 +94,8 @@ measure() {
         # Each transactions run spends tokens made just before it by an unmeasured run.
         COLLECT_TOKENS=1 load "$work/collect" /v1/tokens scripts/bench-api/tokens.lua
         load "$work/$name.transactions.$round" /v1/transactions scripts/bench-api/transactions.lua
+        COLLECT_TOKENS=1 load "$work/collect" /v1/tokens scripts/bench-api/tokens.lua
+        IDEMPOTENCY_KEYS=1 load "$work/$name.keyed.$round" /v1/transactions scripts/bench-api/transactions.lua
         if [ "$name" != sqlite ]; then pgbench_round "$work/$name.pgbench.$round"; fi
     done
     echo "${#urls[@]}" >"$work/$name.servers"
@@ -161,9 +164,10 @@ def pgbench(path):
 print(f"{'store':14} {'route':22} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'of ceiling':>10} {'of pgbench':>10} {'non-2xx':>7}")
 for store in [s for s in ["sqlite", "postgres-1", "postgres-2"] if os.path.exists(f"{work}/{s}.servers")]:
     label = {"sqlite": "SQLite", "postgres-1": "PostgreSQL x1", "postgres-2": "PostgreSQL x2"}[store]
-    runs = {name: [parse(f"{work}/{store}.{name}.{r}") for r in range(1, rounds + 1)] for name in ["healthz", "tokens", "transactions"]}
+    runs = {name: [parse(f"{work}/{store}.{name}.{r}") for r in range(1, rounds + 1)] for name in ["healthz", "tokens", "transactions", "keyed"]}
     references = [pgbench(f"{work}/{store}.pgbench.{r}") for r in range(1, rounds + 1)] if store != "sqlite" else None
-    for name, route in [("healthz", "GET /healthz"), ("tokens", "POST /v1/tokens"), ("transactions", "POST /v1/transactions")]:
+    for name, route in [("healthz", "GET /healthz"), ("tokens", "POST /v1/tokens"), ("transactions", "POST /v1/transactions"),
+                        ("keyed", "  with Idempotency-Key")]:
         median = lambda key: statistics.median(run[key] for run in runs[name])
         share = statistics.median(run["rate"] / ceiling["rate"] for run, ceiling in zip(runs[name], runs["healthz"]))
         of_pgbench = ""

@@ -213,6 +213,10 @@ extension SQLiteVaultStore {
 
     // MARK: - Idempotency keys
 
+    // A charge with an Idempotency-Key claims it before and stores its answer after: both go
+    // through the group commit with the charge's own writes, or each would be a commit and a
+    // sync of its own (keyed charges ran at a fifth of the rate of the others).
+
     public func claimIdempotency(
         merchantID: String,
         key: String,
@@ -223,7 +227,7 @@ extension SQLiteVaultStore {
     ) async throws
         -> IdempotencyClaim
     {
-        try await database.write { db in
+        try await groupCommit.write { db in
             let cutoff = now.addingTimeInterval(-window)
             try db.execute(
                 sql: "DELETE FROM idempotency_key WHERE merchant_id = ? AND key = ? AND created_at <= ?",
@@ -260,7 +264,7 @@ extension SQLiteVaultStore {
     }
 
     public func finishIdempotency(merchantID: String, key: String, status: Int, body: Data, keyID: String) async throws {
-        try await database.write { db in
+        try await groupCommit.write { db in
             try db.execute(
                 sql: "UPDATE idempotency_key SET status = ?, body = ?, key_id = ? WHERE merchant_id = ? AND key = ? AND status IS NULL",
                 arguments: [status, body, keyID, merchantID, key]
@@ -269,7 +273,7 @@ extension SQLiteVaultStore {
     }
 
     public func releaseIdempotency(merchantID: String, key: String, at now: Date) async throws {
-        try await database.write { db in
+        try await groupCommit.write { db in
             // A request that recorded a charge before it failed keeps its key, lapsed: the
             // retry is answered with that charge, never runs it again.
             let charged = try Bool.fetchOne(
