@@ -81,6 +81,12 @@ load() {
     for pid in "${pids[@]}"; do wait "$pid"; done
 }
 
+# A transactions run, output in $1.N, spending tokens made just before it by an unmeasured run.
+charges() {
+    COLLECT_TOKENS=1 load "$work/collect" /v1/tokens scripts/bench-api/tokens.lua
+    load "$1" /v1/transactions scripts/bench-api/transactions.lua
+}
+
 # The rounds on the servers in $urls, for the configuration named $1.
 measure() {
     local name=$1 database=$2
@@ -91,11 +97,8 @@ measure() {
     for round in $(seq "$rounds"); do
         load "$work/$name.healthz.$round" /healthz ""
         load "$work/$name.tokens.$round" /v1/tokens scripts/bench-api/tokens.lua
-        # Each transactions run spends tokens made just before it by an unmeasured run.
-        COLLECT_TOKENS=1 load "$work/collect" /v1/tokens scripts/bench-api/tokens.lua
-        load "$work/$name.transactions.$round" /v1/transactions scripts/bench-api/transactions.lua
-        COLLECT_TOKENS=1 load "$work/collect" /v1/tokens scripts/bench-api/tokens.lua
-        IDEMPOTENCY_KEYS=1 load "$work/$name.keyed.$round" /v1/transactions scripts/bench-api/transactions.lua
+        charges "$work/$name.transactions.$round"
+        IDEMPOTENCY_KEYS=1 charges "$work/$name.keyed.$round"
         if [ "$name" != sqlite ]; then pgbench_round "$work/$name.pgbench.$round"; fi
     done
     echo "${#urls[@]}" >"$work/$name.servers"
