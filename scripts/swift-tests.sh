@@ -19,6 +19,7 @@ if [ -z "${CAPTURE_TEST_POSTGRES:-}" ]; then
     export CAPTURE_TEST_POSTGRES CAPTURE_TEST_POSTGRES_DIR=$pg_dir
 fi
 $SWIFT build --build-tests || exit 1
+echo "==== swift-tests.sh: the build with the tests done in $SECONDS s"
 log=.build/cli-tests.log
 bundle="$($SWIFT build --show-bin-path)/card-capturePackageTests.xctest"
 "$bundle" --testing-library swift-testing --filter CaptureCLITests >"$log" 2>&1 &

@@ -7,6 +7,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
+# Each step's wall time, so that a slow CI run shows where its minutes went.
+started=$SECONDS
+lap() { echo "==== test.sh: $1 done at $((SECONDS - started)) s"; }
 mkdir -p .build
 extras_log=.build/test-deps.log
 bash scripts/install-deps.sh test-only >"$extras_log" 2>&1 &
@@ -26,6 +29,7 @@ export CAPTURE_TEST_POSTGRES_DIR=$pg_dir
 
 SWIFT=$SWIFT bash scripts/swift-tests.sh
 swift_status=$?
+lap "the Swift build and tests"
 wait "$extras"
 extras_status=$?
 echo "---- the test-only packages (scripts/install-deps.sh test-only):"
@@ -39,17 +43,22 @@ fi
 set -e
 # kill -9 while charging, restart, retry: nothing stuck, orphaned or charged twice.
 python3 scripts/crash-test.py --cli .build/debug/capture-cli
+lap "the crash test on SQLite"
 # The same on PostgreSQL, with two servers sharing the vault: each round kills one of them.
 python3 scripts/crash-test.py --cli .build/debug/capture-cli --postgres "$CAPTURE_TEST_POSTGRES" --instances 2
+lap "the crash test on PostgreSQL"
 # Two servers on one PostgreSQL vault: spends, Idempotency-Keys, webhooks, revocation, limits, and
 # PostgreSQL stopped and started again under load.
 python3 scripts/instances-test.py --cli .build/debug/capture-cli --postgres "$CAPTURE_TEST_POSTGRES" --cluster-dir "$pg_dir"
+lap "the two-instance test"
 # The API against its own openapi.json: schemathesis, every check and phase (the stateful one
 # follows the document's links), 100 s on a new vault; any finding fails (test-artifacts/fuzz).
 .venv-test/bin/python scripts/fuzz-api.py --cli .build/debug/capture-cli --max-time 100
+lap "the schema fuzzer"
 # The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
 # cancel; screenshots in test-artifacts/browser.
 .venv-test/bin/python scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser
+lap "the browser test"
 # The C bridges again under AddressSanitizer (leaks included): scripts/asan is a package of
 # OCRBridge and its tests alone, so the sanitized build leaves out the server's libraries.
 cd scripts/asan && $SWIFT test --disable-xctest --sanitize=address --scratch-path ../../.build-asan
