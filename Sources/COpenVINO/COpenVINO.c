@@ -133,7 +133,7 @@ static int loaded(char *message, size_t capacity) {
     return state == 1;
 }
 
-covino_model *covino_model_compile(const char *path, int threads, const char *cache_dir, char *message,
+covino_model *covino_model_compile(const char *path, int streams, int threads, const char *cache_dir, char *message,
                                    size_t capacity) {
     if (!loaded(message, capacity)) return NULL;
     ov_model_t *model = NULL;
@@ -144,18 +144,22 @@ covino_model *covino_model_compile(const char *path, int threads, const char *ca
     }
     char thread_count[16];
     snprintf(thread_count, sizeof thread_count, "%d", threads > 0 ? threads : 0);
+    char stream_count[16];
+    snprintf(stream_count, sizeof stream_count, "%d", streams > 0 ? streams : 1);
     ov_compiled_model_t *compiled = NULL;
-    // One stream, latency first: the scanner runs one request per worker, each on its own thread.
+    // A stream runs one inference at a time, on its share of the threads; a request of any
+    // caller waits for a free stream. So as many streams as inferences should run at once (one
+    // stream serialised every scan of a server), latency first within each.
     // 32-bit floats on every CPU: where the CPU has AMX or AVX-512 BF16, the plugin would
     // otherwise infer in bfloat16, and a picture would read differently from one machine to the
     // next (on cards-dev, one digit dropped from a number that then passed the check).
     if (cache_dir != NULL && cache_dir[0] != '\0') {
         status = api.core_compile_model(core, model, "CPU", 10, &compiled, "INFERENCE_NUM_THREADS", thread_count,
-                                        "NUM_STREAMS", "1", "PERFORMANCE_HINT", "LATENCY", "INFERENCE_PRECISION_HINT",
+                                        "NUM_STREAMS", stream_count, "PERFORMANCE_HINT", "LATENCY", "INFERENCE_PRECISION_HINT",
                                         "f32", "CACHE_DIR", cache_dir);
     } else {
         status = api.core_compile_model(core, model, "CPU", 8, &compiled, "INFERENCE_NUM_THREADS", thread_count,
-                                        "NUM_STREAMS", "1", "PERFORMANCE_HINT", "LATENCY", "INFERENCE_PRECISION_HINT",
+                                        "NUM_STREAMS", stream_count, "PERFORMANCE_HINT", "LATENCY", "INFERENCE_PRECISION_HINT",
                                         "f32");
     }
     api.model_free(model);
@@ -301,9 +305,10 @@ int covino_load_runtime(const char *library_dir, char *message, size_t capacity)
     return -1;
 }
 
-covino_model *covino_model_compile(const char *path, int threads, const char *cache_dir, char *message,
+covino_model *covino_model_compile(const char *path, int streams, int threads, const char *cache_dir, char *message,
                                    size_t capacity) {
     (void)path;
+    (void)streams;
     (void)threads;
     (void)cache_dir;
     say(message, capacity, no_headers);

@@ -26,13 +26,17 @@ public struct LineRecognizer: Sendable {
         public var modelPath: String
         /// The character of each output class after the blank, one per line.
         public var keysPath: String
-        /// Inference threads per request.
-        public var threads: Int
+        /// How many inferences run at once, on how many threads each.
+        public var parallelism: OpenVINOModel.Parallelism
 
-        public init(modelPath: String = LearnedModels.recognizerPath, keysPath: String = LearnedModels.recognizerKeysPath, threads: Int = 1) {
+        public init(
+            modelPath: String = LearnedModels.recognizerPath,
+            keysPath: String = LearnedModels.recognizerKeysPath,
+            parallelism: OpenVINOModel.Parallelism = .init()
+        ) {
             self.modelPath = modelPath
             self.keysPath = keysPath
-            self.threads = threads
+            self.parallelism = parallelism
         }
     }
 
@@ -74,7 +78,7 @@ public struct LineRecognizer: Sendable {
             guard let character, character.isASCII, character.isNumber else { return nil }
             return (index, character)
         }
-        model = try OpenVINOModel(contentsOf: configuration.modelPath, threads: configuration.threads)
+        model = try OpenVINOModel(contentsOf: configuration.modelPath, parallelism: configuration.parallelism)
     }
 
     /// Reads one line of text.

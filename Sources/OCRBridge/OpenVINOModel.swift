@@ -27,14 +27,48 @@ public final class OpenVINOModel: @unchecked Sendable {
     /// The file the model was read from.
     public let path: String
 
+    /// How a compiled model's inferences share the CPU: how many run at once, and on how many
+    /// threads each.
+    ///
+    /// Each of the `atOnce` places is an OpenVINO stream: a copy of the network's working
+    /// memory (the three models of the scanner take about 60 MB a place together) that runs
+    /// one inference at a time; an inference asked for while every place is busy waits. With
+    /// one place, every scan of a server waited for the others' inferences, whatever threads
+    /// the scans ran on.
+    public struct Parallelism: Sendable, Hashable {
+        /// Inferences that run at once (OpenVINO's `NUM_STREAMS`).
+        public let atOnce: Int
+        /// Threads for each of them (`INFERENCE_NUM_THREADS` is the product).
+        public let threadsEach: Int
+
+        public init(atOnce: Int = 1, threadsEach: Int = 1) {
+            self.atOnce = max(1, atOnce)
+            self.threadsEach = max(1, threadsEach)
+        }
+
+        /// For `workers` scans running at once on `cores` cores: a place for each worker, up
+        /// to a place a core and ``mostAtOnce``, and the cores shared among the places, so that
+        /// one scan alone (`scan --jobs 1`) infers on every core.
+        public static func forWorkers(_ workers: Int, cores: Int = Self.cores) -> Self {
+            let places = min(max(1, workers), max(1, cores), mostAtOnce)
+            return Self(atOnce: places, threadsEach: max(1, cores) / places)
+        }
+
+        /// At most this many places: each costs memory, and beyond it a place gets threads.
+        public static let mostAtOnce = 8
+
+        /// The cores this process may run on.
+        public static var cores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+    }
+
     /// Loads OpenVINO's runtime (once per process) and reads and compiles the model.
     ///
     /// - Parameters:
     ///   - path: an ONNX (or OpenVINO IR) file.
-    ///   - threads: inference threads per request; 0 lets the runtime choose.
+    ///   - parallelism: how many inferences run at once, on how many threads each.
     /// - Throws: ``OCRError`` `learned_engine_missing` when the runtime or the file is not
     ///   there, `engine_init_failed` when OpenVINO refuses the model.
-    public init(contentsOf path: String, threads: Int = 1) throws(OCRError) {
+    public init(contentsOf path: String, parallelism: Parallelism = .init()) throws(OCRError) {
         try OpenVINORuntime.load()
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw OCRError(
@@ -43,7 +77,17 @@ public final class OpenVINOModel: @unchecked Sendable {
             )
         }
         var message = [CChar](repeating: 0, count: 512)
-        guard let handle = covino_model_compile(path, Int32(clamping: threads), nil, &message, message.count) else {
+        let threads = parallelism.atOnce * parallelism.threadsEach
+        guard
+            let handle = covino_model_compile(
+                path,
+                Int32(clamping: parallelism.atOnce),
+                Int32(clamping: threads),
+                nil,
+                &message,
+                message.count
+            )
+        else {
             throw OCRError(.engineInitFailed, "OpenVINO could not load \(path): \(Self.text(message))")
         }
         self.handle = handle

@@ -23,8 +23,8 @@ public struct TextDetector: Sendable {
     public struct Configuration: Sendable {
         /// The ONNX model.
         public var modelPath: String
-        /// Inference threads per request.
-        public var threads: Int
+        /// How many inferences run at once, on how many threads each.
+        public var parallelism: OpenVINOModel.Parallelism
         /// The longest side the image is scaled to.
         public var maximumSide: Int
         /// A pixel is text above this probability.
@@ -36,14 +36,14 @@ public struct TextDetector: Sendable {
 
         public init(
             modelPath: String = LearnedModels.detectorPath,
-            threads: Int = 1,
+            parallelism: OpenVINOModel.Parallelism = .init(),
             maximumSide: Int = 640,
             threshold: Float = 0.3,
             boxThreshold: Float = 0.5,
             unclipRatio: Double = 1.6
         ) {
             self.modelPath = modelPath
-            self.threads = threads
+            self.parallelism = parallelism
             self.maximumSide = maximumSide
             self.threshold = threshold
             self.boxThreshold = boxThreshold
@@ -71,7 +71,7 @@ public struct TextDetector: Sendable {
     /// - Throws: ``OCRError`` `learned_engine_missing` when the runtime or the model is not installed.
     public init(configuration: Configuration = .init()) throws(OCRError) {
         self.configuration = configuration
-        model = try OpenVINOModel(contentsOf: configuration.modelPath, threads: configuration.threads)
+        model = try OpenVINOModel(contentsOf: configuration.modelPath, parallelism: configuration.parallelism)
     }
 
     /// The lines of text in `image`, top to bottom.

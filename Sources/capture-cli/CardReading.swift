@@ -14,7 +14,7 @@ struct CardReading {
         var scanned: ScanResult?
         var reason: String?
         do {
-            var result = try CardScanner().scan(contentsOf: image)
+            var result = try CardScanner(workers: 1).scan(contentsOf: image)
             result.expiry = given ?? result.expiry
             scanned = result
             reason = ManualEntry.reasonToAsk(after: result, expiryNeeded: true)

@@ -67,7 +67,7 @@ extension EnterCommand {
     /// first: what to check, or why the card must be typed.
     static func entry(scanning image: String) -> (ManualEntry, String) {
         do {
-            let result = try CardScanner().scan(contentsOf: image)
+            let result = try CardScanner(workers: 1).scan(contentsOf: image)
             let reason =
                 ManualEntry.reasonToAsk(after: result, expiryNeeded: true)
                 ?? "Read off \(image): check each field and press Enter to keep it"

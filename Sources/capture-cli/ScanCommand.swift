@@ -21,8 +21,7 @@ enum EngineOption: String, ExpressibleByArgument, CaseIterable {
     /// - Parameter timeBudget: ``CardScanner/Configuration/timeBudget``.
     func makeScanner(workers: Int, timeBudget: Duration? = nil) throws -> CardScanner {
         do {
-            let threads = max(1, Terminal.coreCount / max(1, workers))
-            return try CardScanner(configuration: .init(engine: engine, timeBudget: timeBudget), inferenceThreads: threads)
+            return try CardScanner(configuration: .init(engine: engine, timeBudget: timeBudget), workers: workers)
         } catch {
             Terminal.writeError("capture-cli: \(error.message)")
             throw ExitCode(2)

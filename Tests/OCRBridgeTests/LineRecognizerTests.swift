@@ -67,6 +67,28 @@ struct LineRecognizerTests {
         #expect(throws: OCRError.self) { try OpenVINOModel(contentsOf: LearnedModels.recognizerPath).property("NO_SUCH_PROPERTY") }
     }
 
+    @Test("a model runs as many inferences at once as it is given places, each on its threads")
+    func places() throws {
+        let model = try OpenVINOModel(contentsOf: LearnedModels.detectorPath, parallelism: .init(atOnce: 2, threadsEach: 1))
+        #expect(try model.property("NUM_STREAMS") == "2")
+        #expect(try model.property("INFERENCE_NUM_THREADS") == "2")
+        #expect(try OpenVINOModel(contentsOf: LearnedModels.detectorPath).property("NUM_STREAMS") == "1")
+    }
+
+    @Test("workers get a place each, up to a place a core and eight; the cores are shared among the places")
+    func placesForWorkers() {
+        func places(_ workers: Int, _ cores: Int) -> [Int] {
+            let parallelism = OpenVINOModel.Parallelism.forWorkers(workers, cores: cores)
+            return [parallelism.atOnce, parallelism.threadsEach]
+        }
+        #expect(places(1, 2) == [1, 2])  // scan --jobs 1: one picture on both cores
+        #expect(places(2, 2) == [2, 1])
+        #expect(places(4, 2) == [2, 1])
+        #expect(places(3, 4) == [3, 1])
+        #expect(places(64, 64) == [8, 8])
+        #expect(places(0, 0) == [1, 1])
+    }
+
     @Test("a missing model file is a clear error naming the set-up, not a crash")
     func missingModel() {
         let configuration = LineRecognizer.Configuration(modelPath: "/nonexistent/rec.onnx")

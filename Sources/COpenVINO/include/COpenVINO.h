@@ -24,10 +24,10 @@ const char *covino_vendor_dir(void);
 /// process; later calls return the first call's outcome. 0 on success.
 int covino_load_runtime(const char *library_dir, char *message, size_t capacity);
 
-/// Reads an ONNX model and compiles it for the CPU with `threads` inference threads (0: the
-/// runtime's choice). `cache_dir` (or NULL) keeps compiled blobs between processes. NULL on
-/// failure, with the reason in `message`.
-covino_model *covino_model_compile(const char *path, int threads, const char *cache_dir, char *message,
+/// Reads an ONNX model and compiles it for the CPU: `streams` inferences at once, on `threads`
+/// inference threads in all (0: the runtime's choice). `cache_dir` (or NULL) keeps compiled
+/// blobs between processes. NULL on failure, with the reason in `message`.
+covino_model *covino_model_compile(const char *path, int streams, int threads, const char *cache_dir, char *message,
                                    size_t capacity);
 
 /// Copies a compiled model's property `key` (INFERENCE_PRECISION_HINT, INFERENCE_NUM_THREADS, ...)

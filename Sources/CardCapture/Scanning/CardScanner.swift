@@ -82,18 +82,18 @@ public struct CardScanner: Sendable {
 
     /// Creates a scanner and its first Tesseract engines.
     ///
-    /// - Parameter inferenceThreads: the learned engine's threads per inference
-    ///   (``LearnedEngine/shared(threads:)``): 1 where as many scans run at once as there are
-    ///   cores (the server), more where fewer do.
+    /// - Parameter workers: how many scans will run at once (the learned engine's
+    ///   ``OpenVINOModel/Parallelism/forWorkers(_:cores:)``): by default one a core, as a
+    ///   server's do.
     /// - Throws: ``OCRError`` when Tesseract, its English data or the card-digit model is
     ///   missing, or `learned_engine_missing` when the configuration's engine needs the learned
     ///   models and they are not installed.
-    public init(configuration: Configuration = .init(), pool: TesseractPool? = nil, inferenceThreads: Int = 1) throws(OCRError) {
+    public init(configuration: Configuration = .init(), pool: TesseractPool? = nil, workers: Int = OpenVINOModel.Parallelism.cores) throws(OCRError) {
         self.configuration = configuration
         if configuration.engine == .tesseract {
             self.learned = nil
         } else {
-            self.learned = try LearnedEngine.shared(threads: inferenceThreads)
+            self.learned = try LearnedEngine.shared(parallelism: .forWorkers(workers))
         }
         if let pool {
             self.pool = pool

@@ -19,31 +19,33 @@ public struct LearnedEngine: Sendable {
         self.text = text
     }
 
-    private static let loaded = Mutex<[Int: LearnedEngine]>([:])
+    private static let loaded = Mutex<[OpenVINOModel.Parallelism: LearnedEngine]>([:])
 
-    /// The process's engine for `threads` inference threads per request, compiled on first use.
+    /// The process's engine for `parallelism`, compiled on first use.
     ///
-    /// - Parameter threads: OpenVINO's threads for one inference: 1 where as many scans run at
-    ///   once as there are cores (the server's workers), more where fewer do (`scan --jobs 1`
-    ///   on a machine of several cores), so that one picture uses the cores the others leave.
+    /// - Parameter parallelism: how many inferences of each model run at once, on how many
+    ///   threads each: by default a place for each core (a server's scans run on a thread a
+    ///   core); `scan --jobs 1` asks for one place on every core, so that one picture uses
+    ///   the cores.
     /// - Throws: ``OCRError`` `learned_engine_missing` when OpenVINO or a model file is not
     ///   installed (the message names the set-up command and `--engine tesseract`).
-    public static func shared(threads: Int = 1) throws(OCRError) -> LearnedEngine {
-        let threads = max(1, threads)
+    public static func shared(
+        parallelism: OpenVINOModel.Parallelism = .forWorkers(OpenVINOModel.Parallelism.cores)
+    ) throws(OCRError) -> LearnedEngine {
         let result = loaded.withLock { engines -> Result<LearnedEngine, OCRError> in
-            if let engine = engines[threads] { return .success(engine) }
+            if let engine = engines[parallelism] { return .success(engine) }
             do throws(OCRError) {
                 let digits = LineRecognizer.Configuration(
                     modelPath: LearnedModels.cardDigitsPath,
                     keysPath: LearnedModels.cardDigitsKeysPath,
-                    threads: threads
+                    parallelism: parallelism
                 )
                 let made = LearnedEngine(
-                    detector: try TextDetector(configuration: .init(threads: threads)),
+                    detector: try TextDetector(configuration: .init(parallelism: parallelism)),
                     digits: try LineRecognizer(configuration: digits),
-                    text: try LineRecognizer(configuration: .init(threads: threads))
+                    text: try LineRecognizer(configuration: .init(parallelism: parallelism))
                 )
-                engines[threads] = made
+                engines[parallelism] = made
                 return .success(made)
             } catch {
                 return .failure(error)
