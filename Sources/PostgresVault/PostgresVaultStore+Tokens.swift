@@ -198,20 +198,23 @@ extension PostgresVaultStore {
         static let sql = spend(id: "", merchantID: "", amount: 0, currency: "", at: .distantPast, charge: nil).sql
     }
 
-    public func purgeTokenCardData(before now: Date) async throws -> Int {
+    public func purgeTokenCardData(before now: Date, limit: Int) async throws -> Int {
+        // A bounded batch per transaction, through the partial indexes of the records still
+        // holding card data, as on SQLite.
         try await transaction { [logger] connection in
             let tokens = try await Self.execute(
                 """
-                UPDATE token SET sealed_card = NULL, sealed_cvc = NULL
-                WHERE (sealed_card IS NOT NULL OR sealed_cvc IS NOT NULL) AND (expires_at <= \(now.stored) OR used_at IS NOT NULL)
+                UPDATE token SET sealed_card = NULL, sealed_cvc = NULL WHERE id IN (
+                  SELECT id FROM token WHERE (sealed_card IS NOT NULL OR sealed_cvc IS NOT NULL) AND expires_at <= \(now.stored)
+                  LIMIT \(limit) FOR UPDATE SKIP LOCKED)
                 """,
                 connection,
                 logger
             )
             let scans = try await Self.execute(
                 """
-                UPDATE scan SET sealed_card = NULL
-                WHERE sealed_card IS NOT NULL AND (expires_at <= \(now.stored) OR used_at IS NOT NULL)
+                UPDATE scan SET sealed_card = NULL WHERE id IN (
+                  SELECT id FROM scan WHERE sealed_card IS NOT NULL AND expires_at <= \(now.stored) LIMIT \(limit) FOR UPDATE SKIP LOCKED)
                 """,
                 connection,
                 logger

@@ -127,6 +127,19 @@ struct VaultTokenTests {
         #expect(try await fixture.vault.token(fresh.id, merchantID: fixture.merchantID).hasCVC)
         #expect(try await fixture.vault.purgeExpiredCardData() == 0)
     }
+
+    @Test("the sweeper erases in batches until every expired token is done, and nothing fresh", arguments: StoreKind.allCases)
+    func purgeInBatches(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store, lifetime: .seconds(60))
+        var expiring: [String] = []
+        for _ in 0..<7 { expiring.append(try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa).id) }
+        fixture.clock.advance(seconds: 61)
+        let fresh = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
+        #expect(try await fixture.vault.purgeExpiredCardData(batch: 3) == 7)
+        for id in expiring { #expect(try await !fixture.vault.token(id, merchantID: fixture.merchantID).hasCVC) }
+        #expect(try await fixture.vault.token(fresh.id, merchantID: fixture.merchantID).hasCVC)
+        #expect(try await fixture.vault.purgeExpiredCardData(batch: 3) == 0)
+    }
 }
 
 @Suite("Spending under concurrency")

@@ -61,19 +61,23 @@ final class GroupCommit: Sendable {
         }
     }
 
-    /// Commits groups on the database's writer until nobody is waiting.
+    /// Commits the waiting group on the database's writer, then queues a turn for the next
+    /// group if one is waiting. A turn per group: the writer's other work (the sweep's
+    /// batches, a webhook's lease) queued meanwhile runs between two groups, where a loop
+    /// over groups kept it waiting for as long as requests kept coming.
     private func commitWaiting() {
         writer.asyncWriteWithoutTransaction { db in
-            while true {
-                let group = self.state.withLock { state in
-                    let group = Array(state.waiting.prefix(self.largestGroup))
-                    state.waiting.removeFirst(group.count)
-                    if group.isEmpty { state.committing = false }
-                    return group
-                }
-                if group.isEmpty { return }
-                Self.commit(group, db)
+            let group = self.state.withLock { state in
+                let group = Array(state.waiting.prefix(self.largestGroup))
+                state.waiting.removeFirst(group.count)
+                return group
             }
+            Self.commit(group, db)
+            let more = self.state.withLock { state in
+                if state.waiting.isEmpty { state.committing = false }
+                return state.committing
+            }
+            if more { self.commitWaiting() }
         }
     }
 

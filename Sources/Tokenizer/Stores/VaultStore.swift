@@ -44,9 +44,10 @@ public protocol VaultStore: Sendable {
         charge: PendingCharge?
     ) async throws
         -> TokenSpend
-    /// Erases the sealed card data of tokens and scans that expired before `now` or were
-    /// used: their card data outlives neither. Returns how many records were purged.
-    func purgeTokenCardData(before now: Date) async throws -> Int
+    /// Erases the sealed card data of at most `limit` tokens and `limit` scans that expired
+    /// before `now` (a spend or a scan's use erases its own in the same step). Returns how
+    /// many records were purged.
+    func purgeTokenCardData(before now: Date, limit: Int) async throws -> Int
     /// Deletes the tokens and scans that expired before `cutoff`, at most `limit` of each
     /// kind. Returns how many records were deleted.
     func deleteRecords(expiredBefore cutoff: Date, limit: Int) async throws -> Int

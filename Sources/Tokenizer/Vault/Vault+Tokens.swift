@@ -146,16 +146,26 @@ extension Vault {
         }
     }
 
-    /// Erases the card data of expired and spent tokens and scans, then makes everything
-    /// erased so far (at spends too) unrecoverable from the store's files; returns how many
-    /// records were purged.
+    /// Erases the card data of expired tokens and scans (spent ones lost theirs when they were
+    /// spent), then makes everything erased so far unrecoverable from the store's files;
+    /// returns how many records were purged.
+    ///
+    /// - Parameter batch: records of each kind erased in one write; the writer is free for
+    ///   requests between batches.
     @discardableResult
-    public func purgeExpiredCardData() async throws(VaultError) -> Int {
+    public func purgeExpiredCardData(batch: Int = purgeBatch) async throws(VaultError) -> Int {
         let now = configuration.now()
-        let purged = try await storing("purge expired card data") { try await store.purgeTokenCardData(before: now) }
+        var purged = 0
+        while true {
+            let erased = try await storing("purge expired card data") { try await store.purgeTokenCardData(before: now, limit: batch) }
+            purged += erased
+            if erased < batch { break }
+        }
         try await storing("shred erased card data") { try await store.shredErasedData() }
         return purged
     }
+
+    public static let purgeBatch = 500
 
     /// Deletes tokens and scans that expired more than `days` days ago, spent or not: their
     /// card data went minutes after they expired; this drops the records themselves, so that
