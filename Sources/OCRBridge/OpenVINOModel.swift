@@ -41,6 +41,7 @@ public final class OpenVINOModel: @unchecked Sendable {
         /// Threads for each of them (`INFERENCE_NUM_THREADS` is the product).
         public let threadsEach: Int
 
+        /// `atOnce` places of `threadsEach` threads; each at least 1.
         public init(atOnce: Int = 1, threadsEach: Int = 1) {
             self.atOnce = max(1, atOnce)
             self.threadsEach = max(1, threadsEach)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 @testable import Tokenizer
@@ -26,6 +27,39 @@ struct GroupCommitTests {
             expiresAt: now.addingTimeInterval(300),
             usedAt: nil
         )
+    }
+
+    @Test("a write outside the group commit (the sweep's) waits for the group under way, not for every request still coming")
+    func otherWritesTakeTurns() async throws {
+        try await withFileStore { store, _ in
+            let groups = store.groupCommit
+            let database = store.database
+            let committed = Counted()
+            // The writer held, so that a burst of requests queues up behind it.
+            let release = DispatchSemaphore(value: 0)
+            database.asyncWriteWithoutTransaction { _ in release.wait() }
+            let burst = 3 * groups.largestGroup
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                for _ in 0..<burst {
+                    tasks.addTask { try await groups.write { _ in committed.add() } }
+                }
+                while groups.waitingCount < burst { try await Task.sleep(for: .milliseconds(5)) }
+                // Queued behind the group commit's first turn.
+                let seen = Counted()
+                database.asyncWriteWithoutTransaction { _ in seen.add(committed.count) }
+                release.signal()
+                try await tasks.waitForAll()
+                #expect(seen.count == groups.largestGroup)
+                #expect(committed.count == burst)
+            }
+        }
+    }
+
+    /// A count shared by the writes of a test.
+    final class Counted: Sendable {
+        private let value = Mutex(0)
+        var count: Int { value.withLock { $0 } }
+        func add(_ amount: Int = 1) { value.withLock { $0 += amount } }
     }
 
     @Test("200 concurrent inserts on a WAL file, one of them a duplicate: only the duplicate fails, every other is stored")

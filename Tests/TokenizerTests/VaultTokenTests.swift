@@ -128,14 +128,21 @@ struct VaultTokenTests {
         #expect(try await fixture.vault.purgeExpiredCardData() == 0)
     }
 
-    @Test("the sweeper erases in batches until every expired token is done, and nothing fresh", arguments: StoreKind.allCases)
+    @Test(
+        "the sweeper erases a bounded batch of tokens and of scans per write, until every expired one is done, and nothing fresh",
+        arguments: StoreKind.allCases
+    )
     func purgeInBatches(store: StoreKind) async throws {
         let fixture = try await VaultFixture(store, lifetime: .seconds(60))
         var expiring: [String] = []
         for _ in 0..<7 { expiring.append(try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa).id) }
-        fixture.clock.advance(seconds: 61)
+        for _ in 0..<4 { _ = try await fixture.vault.recordScan(for: fixture.merchantID, result: VaultScanTests.found()) }
+        fixture.clock.advance(seconds: 301)
         let fresh = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
-        #expect(try await fixture.vault.purgeExpiredCardData(batch: 3) == 7)
+        // One write: 3 tokens and 3 scans.
+        #expect(try await fixture.vault.store.purgeTokenCardData(before: fixture.vault.configuration.now(), limit: 3) == 6)
+        // The rest, batch after batch: 3 tokens and a scan, then the last token.
+        #expect(try await fixture.vault.purgeExpiredCardData(batch: 3) == 5)
         for id in expiring { #expect(try await !fixture.vault.token(id, merchantID: fixture.merchantID).hasCVC) }
         #expect(try await fixture.vault.token(fresh.id, merchantID: fixture.merchantID).hasCVC)
         #expect(try await fixture.vault.purgeExpiredCardData(batch: 3) == 0)

@@ -24,7 +24,7 @@ public struct LearnedEngine: Sendable {
     /// The process's engine for `parallelism`, compiled on first use.
     ///
     /// - Parameter parallelism: how many inferences of each model run at once, on how many
-    ///   threads each: by default a place for each core (a server's scans run on a thread a
+    ///   threads each: by default a place for each core, up to eight (a server's scans run on a thread a
     ///   core); `scan --jobs 1` asks for one place on every core, so that one picture uses
     ///   the cores.
     /// - Throws: ``OCRError`` `learned_engine_missing` when OpenVINO or a model file is not

@@ -29,7 +29,10 @@ final class GroupCommit: Sendable {
     private let writer: any DatabaseWriter
     private let state = Mutex(State())
     /// Most writes in one transaction, so one group cannot hold the lock for long.
-    private let largestGroup = 256
+    let largestGroup = 256
+
+    /// Writes waiting for their group (the tests watch a burst queue up).
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     init(writer: any DatabaseWriter) {
         self.writer = writer

@@ -154,6 +154,7 @@ extension Vault {
     ///   requests between batches.
     @discardableResult
     public func purgeExpiredCardData(batch: Int = purgeBatch) async throws(VaultError) -> Int {
+        precondition(batch > 0, "a batch erases at least one record")
         let now = configuration.now()
         var purged = 0
         while true {
@@ -165,6 +166,7 @@ extension Vault {
         return purged
     }
 
+    /// Records of each kind the sweep erases in one write: a few milliseconds of the writer.
     public static let purgeBatch = 500
 
     /// Deletes tokens and scans that expired more than `days` days ago, spent or not: their
