@@ -156,11 +156,8 @@ extension Vault {
     public func purgeExpiredCardData(batch: Int = purgeBatch) async throws(VaultError) -> Int {
         precondition(batch > 0, "a batch erases at least one record")
         let now = configuration.now()
-        var purged = 0
-        while true {
-            let erased = try await storing("purge expired card data") { try await store.purgeTokenCardData(before: now, limit: batch) }
-            purged += erased
-            if erased < batch { break }
+        let purged = try await inBatches(of: batch, "purge expired card data") { [store] limit in
+            try await store.purgeTokenCardData(before: now, limit: limit)
         }
         try await storing("shred erased card data") { try await store.shredErasedData() }
         return purged
@@ -177,20 +174,26 @@ extension Vault {
     public func deleteExpiredRecords(olderThanDays days: Int) async throws(VaultError) -> Int {
         precondition(days > 0, "a retention of 0 days means keeping everything")
         let cutoff = configuration.now().addingTimeInterval(-Double(days) * 86_400)
-        var deleted = 0
-        // A batch per write; the writer is free for tokens between batches.
-        while true {
-            let batch = try await storing("delete expired records") {
-                try await store.deleteRecords(expiredBefore: cutoff, limit: Self.deletionBatch)
-            }
-            deleted += batch
-            if batch < Self.deletionBatch { return deleted }
+        return try await inBatches(of: Self.deletionBatch, "delete expired records") { [store] limit in
+            try await store.deleteRecords(expiredBefore: cutoff, limit: limit)
         }
     }
 
     static let deletionBatch = 2_000
 
     // MARK: - Helpers
+
+    /// Runs `write` (one write of at most `size` records of each kind, returning how many it
+    /// did) until one comes back short, and returns the sum: the writer is free for requests
+    /// between two writes.
+    private func inBatches(of size: Int, _ what: String, _ write: (Int) async throws -> Int) async throws(VaultError) -> Int {
+        var done = 0
+        while true {
+            let batch = try await storing(what) { try await write(size) }
+            done += batch
+            if batch < size { return done }
+        }
+    }
 
     private func open(_ record: TokenRecord, pendingCharge: TransactionRecord?) throws(VaultError) -> SpentCard {
         guard record.keyID == keys.keyID else {
