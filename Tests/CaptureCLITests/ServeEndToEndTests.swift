@@ -28,8 +28,11 @@ struct ServeEndToEndTests {
             process.standardOutput = handle
             process.standardError = handle
             try process.run()
-            // The port the system gave, from the server's "listening on" line.
-            for _ in 0..<200 {
+            // The port the system gave, from the server's "listening on" line. The server loads
+            // the scanner's models before it listens: on a 2-core machine busy with the other
+            // tests' scans that has taken more than 10 s, so the wait is a minute.
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
                 let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                 if let match = text.firstMatch(of: /listening on 127\.0\.0\.1:(\d+)/) {
                     port = Int(match.output.1)!
@@ -38,7 +41,17 @@ struct ServeEndToEndTests {
                 if !process.isRunning { break }
                 Thread.sleep(forTimeInterval: 0.05)
             }
-            throw CocoaError(.fileReadUnknown)
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+            throw StartFailure(log: output)
+        }
+
+        /// The server did not say where it listens: its log says why.
+        struct StartFailure: Error, CustomStringConvertible {
+            let log: String
+            var description: String { "capture-cli serve did not start listening within 60 s; its log:\n\(log)" }
         }
 
         var url: String { "http://127.0.0.1:\(port)" }
