@@ -26,6 +26,7 @@ Usage: .venv-test/bin/python scripts/browser-test.py --cli .build/debug/capture-
 """
 
 import argparse
+import concurrent.futures
 import hashlib
 import hmac
 import http.server
@@ -438,14 +439,15 @@ def camera_fallback(vault: Vault, site: ReturnSite, shots: str, folder: str, spe
     driver = browser(1280, 900, camera=clip)
     try:
         driver.get(session["url"])
-        before = camera_frames(vault)
         start = driver.find_element(By.ID, "camera-start")
         WebDriverWait(driver, 10).until(lambda d: start.is_displayed())
         start.click()
         status = driver.find_element(By.ID, "camera-status")
         WebDriverWait(driver, 40).until(lambda d: "20 seconds" in status.text)
-        frames = camera_frames(vault) - before
-        check(frames >= 3, "%s: %d frames read in 20 s" % (what, frames))
+        # This page's own requests (the server's count holds both clips' frames: they run at once).
+        sent = driver.execute_script(
+            "return performance.getEntriesByType('resource').filter(e => e.name.endsWith('/frames')).length")
+        check(sent >= 3, "%s: %d frames sent in 20 s" % (what, sent))
         check(not driver.find_element(By.ID, "scanned").is_displayed() and driver.find_element(By.ID, "scan").get_attribute("value") == "",
               "%s: no number taken after 20 s, and the page says so" % what)
         driver.save_screenshot(os.path.join(shots, "camera-%s.png" % ("specimen" if specimen else "no-card")))
@@ -481,8 +483,13 @@ def camera(vault: Vault, site: ReturnSite, shots: str, cards: int) -> int:
         print("  camera: %d cards, frames to read median %s p90 %s, seconds median %.1f p90 %.1f"
               % (len(readings), frames[len(frames) // 2], p90(frames), seconds[len(seconds) // 2], p90(seconds)))
     payments = len(readings)
-    payments += camera_fallback(vault, site, shots, folder, specimen=True)
-    payments += camera_fallback(vault, site, shots, folder, specimen=False)
+    # The two clips that take no number each wait out the page's 20 s: at once, in two browsers.
+    before = camera_frames(vault)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        runs = [pool.submit(camera_fallback, vault, site, shots, folder, specimen) for specimen in (True, False)]
+        payments += sum(run.result() for run in runs)
+    frames = camera_frames(vault) - before
+    check(frames >= 6, "the two clips: %d frames read by the server in their 20 s" % frames)
     shutil.rmtree(folder, ignore_errors=True)
     return payments
 

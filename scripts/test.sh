@@ -19,7 +19,8 @@ extras=$!
 # also on failure (scripts/postgres-cluster.sh; under /tmp, which its owner, not root, can reach).
 pg_dir=$(mktemp -d /tmp/capture-test-postgres.XXXXXX)
 root=$(pwd)
-trap 'bash "$root/scripts/postgres-cluster.sh" stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+asan=""
+trap '[ -n "$asan" ] && kill "$asan" 2>/dev/null; bash "$root/scripts/postgres-cluster.sh" stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
 if ! CAPTURE_TEST_POSTGRES=$(bash scripts/postgres-cluster.sh start "$pg_dir" --fast); then
     echo "the test PostgreSQL cluster did not start (above)" >&2
     exit 1
@@ -51,6 +52,13 @@ lap "the crash test on PostgreSQL"
 # PostgreSQL stopped and started again under load.
 python3 scripts/instances-test.py --cli .build/debug/capture-cli --postgres "$CAPTURE_TEST_POSTGRES" --cluster-dir "$pg_dir"
 lap "the two-instance test"
+# The C bridges again under AddressSanitizer (leaks included): scripts/asan is a package of
+# OCRBridge and its tests alone, so the sanitized build leaves out the server's libraries. It
+# starts here, beside the schema fuzzer, which runs for its fixed time whatever runs beside it:
+# the sanitized build (most of this step's 25 s) then adds nothing to the run's length.
+asan_log=.build/asan-tests.log
+(cd scripts/asan && exec $SWIFT test --disable-xctest --sanitize=address --scratch-path ../../.build-asan) >"$asan_log" 2>&1 &
+asan=$!
 # The API against its own openapi.json: schemathesis, every check and phase (the stateful one
 # follows the document's links), 100 s on a new vault; any finding fails (test-artifacts/fuzz).
 .venv-test/bin/python scripts/fuzz-api.py --cli .build/debug/capture-cli --max-time 100
@@ -59,6 +67,13 @@ lap "the schema fuzzer"
 # cancel; screenshots in test-artifacts/browser.
 .venv-test/bin/python scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser
 lap "the browser test"
-# The C bridges again under AddressSanitizer (leaks included): scripts/asan is a package of
-# OCRBridge and its tests alone, so the sanitized build leaves out the server's libraries.
-cd scripts/asan && $SWIFT test --disable-xctest --sanitize=address --scratch-path ../../.build-asan
+asan_status=0
+wait "$asan" || asan_status=$?
+asan=""
+echo "---- the C bridges under AddressSanitizer (started beside the schema fuzzer):"
+cat "$asan_log"
+lap "the AddressSanitizer tests"
+if [ "$asan_status" -ne 0 ]; then
+    echo "the C bridges failed under AddressSanitizer (above)" >&2
+    exit 1
+fi
