@@ -41,10 +41,7 @@ struct ServeEndToEndTests {
                 if !process.isRunning { break }
                 Thread.sleep(forTimeInterval: 0.05)
             }
-            if process.isRunning {
-                process.terminate()
-                process.waitUntilExit()
-            }
+            if process.isRunning { stop() }
             throw StartFailure(log: output)
         }
 
