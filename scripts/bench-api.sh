@@ -12,8 +12,9 @@
 # servers; on PostgreSQL it asks the database, as a load balancer's check does) and of pgbench
 # is taken within its round: a shared 2-core machine's speed drifts by a quarter, at times by
 # half, from one minute to the next. The figures are medians over the rounds. With two
-# servers, wrk runs against each with half the connections at once; their rates are added and
-# the p99 is the higher of the two.
+# servers, wrk runs against each with half the connections at once; their rates are added, and
+# the p50 and p99 are those of both runs' requests together (each run's latency distribution,
+# written by scripts/bench-api/latency.lua, weighted by its request count).
 # Usage: scripts/bench-api.sh [SECONDS per route and round] [CONNECTIONS] [ROUNDS]
 # CAPTURE_BENCH_STORES="sqlite" (or any of sqlite postgres-1 postgres-2) measures only those.
 # CAPTURE_BENCH_POSTGRES_SOCKET=1: the servers and pgbench reach PostgreSQL through its Unix
@@ -67,15 +68,15 @@ start_server() {
     started="http://127.0.0.1:$port"
 }
 
-# wrk against every URL at once, the connections split between them; output in $1.N.
+# wrk against every URL at once, the connections split between them; output in $1.N, and
+# each run's latency distribution in $1-latency.N (scripts/bench-api/latency.lua).
 load() {
-    local out=$1 path=$2 script=$3 count=${#urls[@]} i=0 pids=()
+    local out=$1 path=$2 script=${3:-scripts/bench-api/latency.lua} count=${#urls[@]} i=0 pids=()
     for url in "${urls[@]}"; do
         i=$((i + 1))
-        local threads=$((2 / count)) args=()
-        [ -n "$script" ] && args=(-s "$script")
-        TOKENS_FILE="$work/tokens.txt.$i" WRK_THREADS=$threads \
-            wrk -t"$threads" -c$((connections / count)) -d"$seconds"s --latency "${args[@]}" "$url$path" >"$out.$i" &
+        local threads=$((2 / count))
+        TOKENS_FILE="$work/tokens.txt.$i" WRK_THREADS=$threads LATENCY_FILE="$out-latency.$i" \
+            wrk -t"$threads" -c$((connections / count)) -d"$seconds"s --latency -s "$script" "$url$path" >"$out.$i" &
         pids+=($!)
     done
     for pid in "${pids[@]}"; do wait "$pid"; done
@@ -152,10 +153,28 @@ def parse_one(path):
         return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     return dict(rate=rate, p50=ms(50), p99=ms(99), bad=int(bad.group(1)) if bad else 0)
+def distribution(path):
+    """A run's request count and its latency quantiles, (quantile %, ms), from latency.lua."""
+    lines = open(path).read().split("\n")
+    count = int(lines[0].split()[1])
+    return count, [(float(q), float(us) / 1000) for q, us in (line.split() for line in lines[1:] if line)]
+def merged(distributions, q):
+    """The q % quantile of the requests of every run together: the least latency that q % of
+    them, counted over the runs by their request counts, took at most."""
+    total = sum(count for count, _ in distributions)
+    def share_within(ms):
+        return sum(count * max((p for p, v in quantiles if v <= ms), default=0) for count, quantiles in distributions) / total
+    candidates = sorted({v for _, quantiles in distributions for _, v in quantiles})
+    return next((ms for ms in candidates if share_within(ms) >= q), candidates[-1])
 def parse(prefix):
+    """A route's run against one or more servers at once: the rates added, and the p50 and p99
+    of all its requests (with one server, wrk's own)."""
     parts = [parse_one(p) for p in sorted(glob.glob(prefix + ".*"))]
-    return dict(rate=sum(p["rate"] for p in parts), p50=max(p["p50"] for p in parts),
-                p99=max(p["p99"] for p in parts), bad=sum(p["bad"] for p in parts))
+    p50, p99 = parts[0]["p50"], parts[0]["p99"]
+    if len(parts) > 1:
+        distributions = [distribution(p) for p in sorted(glob.glob(prefix + "-latency.*"))]
+        p50, p99 = merged(distributions, 50), merged(distributions, 99)
+    return dict(rate=sum(p["rate"] for p in parts), p50=p50, p99=p99, bad=sum(p["bad"] for p in parts))
 print(f"API load, {connections} connections, {rounds} rounds of {seconds} s per route, wrk on the same 2-core machine")
 def pgbench(path):
     """A pgbench round: its transactions a second, and the p50 and p99 of its logged latencies

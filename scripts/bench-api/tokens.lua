@@ -6,6 +6,7 @@ wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("CAPTURE_PK")
 wrk.body = '{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030, "cvc": "123"}'
+dofile("scripts/bench-api/latency.lua")
 
 if os.getenv("COLLECT_TOKENS") == "1" then
     local threads = {}

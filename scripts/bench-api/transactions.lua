@@ -6,6 +6,8 @@ wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("CAPTURE_SK")
 
+dofile("scripts/bench-api/latency.lua")
+
 local count = 0
 
 function setup(thread)
