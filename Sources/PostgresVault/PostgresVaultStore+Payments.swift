@@ -173,22 +173,21 @@ extension PostgresVaultStore {
         }
     }
 
-    public func settleTransaction(_ pending: TransactionRecord, as settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord?
-    {
-        var settled = pending
-        settled.status = settlement.status
-        settled.declineCode = settlement.declineCode
-        settled.processorReference = settlement.processorReference
-        settled.paymentMethodID = settlement.paymentMethodID ?? pending.paymentMethodID
-        settled.panLength = settlement.panLength ?? pending.panLength
-        let record = settled
-        if settled.status == "succeeded", settled.checkoutSessionID != nil {
-            return try await settleCompletingSession(pending, as: settlement, settled: record, events: events)
+    public func settleTransaction(
+        _ pending: TransactionRecord,
+        as settlement: Settlement,
+        events: WebhookEvents?,
+        answer: IdempotentAnswer?
+    ) async throws -> TransactionRecord? {
+        let record = pending.settled(as: settlement)
+        if record.status == "succeeded", record.checkoutSessionID != nil {
+            return try await settleCompletingSession(pending, as: settlement, settled: record, events: events, answer: answer)
         }
         // One statement, so one round trip and one commit: the charge settled if it is still
         // pending (of two servers settling one, a request and a recovery, one changes it), and
         // its event with a delivery to each of the merchant's endpoints that takes its type,
-        // written only if it was (and the event only when events are kept). The event is made before it is known to be needed (a few
+        // and the answer to its Idempotency-Key, written only if it was (and the event only when
+        // events are kept). The event is made before it is known to be needed (a few
         // microseconds of JSON), so that it goes in the same statement.
         let now = events?.now() ?? Date()
         let draft = try events.flatMap { try $0.settled(record) }
@@ -203,6 +202,7 @@ extension PostgresVaultStore {
             as: settlement,
             event: draft.map { (id: eventID, type: $0.type, body: Data($0.body(id: eventID, at: now))) },
             deliveryIDs: deliveryIDs,
+            answer: answer,
             at: now
         )
         let rows = try await rows(Prepared<SettleTransaction>(query))
@@ -213,14 +213,16 @@ extension PostgresVaultStore {
     /// first use (a recovery's NULL length made it `integer`, and a later 8-byte Int was refused):
     /// the card's length is bound as a 4-byte integer, cast as the column is.
     ///
-    /// The statement of ``settleTransaction(_:as:events:)`` outside a checkout session:
-    /// `event` is the settlement's event (nil when events are not kept).
+    /// The statement of ``settleTransaction(_:as:events:answer:)`` outside a checkout session:
+    /// `event` is the settlement's event (nil when events are not kept). The answer's status is
+    /// bound as a 4-byte integer, as its column is, for the same reason.
     static func settle(
         _ transactionID: String,
         merchantID: String,
         as settlement: Settlement,
         event: (id: String, type: String, body: Data)?,
         deliveryIDs: [String],
+        answer: IdempotentAnswer?,
         at now: Date
     ) throws -> PostgresQuery {
         try """
@@ -248,7 +250,10 @@ extension PostgresVaultStore {
           SELECT (\(deliveryIDs)::text[])[takers.n::integer], \(merchantID), takers.id, event.id, \(event?.type ?? ""),
             'pending', 0, \(now.stored), \(now.stored)
           FROM takers, event
-          RETURNING id)
+          RETURNING id),
+        answered AS (
+          UPDATE idempotency_key SET status = \(answer.map { Int32($0.status) }), body = \(answer?.body), key_id = \(answer?.keyID)
+          WHERE merchant_id = \(answer?.merchantID) AND key = \(answer?.key) AND status IS NULL AND EXISTS (SELECT 1 FROM settled))
         SELECT (SELECT count(*) FROM settled), (SELECT count(*) FROM deliveries)
         """
     }
@@ -260,6 +265,7 @@ extension PostgresVaultStore {
             as: Settlement(status: ""),
             event: nil,
             deliveryIDs: [],
+            answer: nil,
             at: .distantPast
         ).sql
     }
@@ -270,7 +276,8 @@ extension PostgresVaultStore {
         _ pending: TransactionRecord,
         as settlement: Settlement,
         settled: TransactionRecord,
-        events: WebhookEvents?
+        events: WebhookEvents?,
+        answer: IdempotentAnswer?
     ) async throws -> TransactionRecord? {
         try await transaction { [logger] connection in
             let changed = try await Self.execute(
@@ -289,6 +296,16 @@ extension PostgresVaultStore {
                 try await Self.record(try events.settled(settled), at: events.now(), connection, logger)
             }
             try await Self.completeCheckoutSession(sessionID, paidWith: settled, events: events, connection, logger)
+            if let answer {
+                let finish = try Self.finish(
+                    merchantID: answer.merchantID,
+                    key: answer.key,
+                    status: answer.status,
+                    body: answer.body,
+                    keyID: answer.keyID
+                )
+                try await Self.execute(finish, connection, logger)
+            }
             return settled
         }
     }

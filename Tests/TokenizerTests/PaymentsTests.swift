@@ -182,6 +182,52 @@ struct PaymentsTests {
         #expect(replay == .replay(status: 201, body: Data("the retry's".utf8), keyID: keyID))
     }
 
+    @Test(
+        "a keyed charge keeps its answer in the write that settles it; a settlement that changes nothing keeps none",
+        arguments: StoreKind.allCases
+    )
+    func answerKeptBySettlement(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let (payments, keys, merchant) = (Payments(vault: fixture.vault), IdempotencyKeys(vault: fixture.vault), fixture.merchantID)
+        let token = try await fixture.vault.createToken(for: merchant, card: VaultFixture.visa)
+        func replay(_ key: String, _ request: String) async throws -> Data? {
+            let result = try await keys.run(merchantID: merchant, key: key, request: Array(request.utf8)) {
+                Issue.record("the request ran again")
+                return (500, Data())
+            }
+            guard case .answered(_, let body, true) = result else { return nil }
+            return body
+        }
+        // The answer made for the settling write differs from the one the operation returns,
+        // so that the replay tells which one was kept.
+        let charged = Mutex<TransactionRecord?>(nil)
+        let first = try await keys.run(merchantID: merchant, key: "order-1", request: Array("charge".utf8)) { keeper in
+            var request = Payments.ChargeRequest(token: token.id, amount: 500, currency: "EUR", idempotencyKey: "order-1")
+            request.answer = { transaction in try keeper.answer(status: 201, body: Data("settled \(transaction.id)".utf8)) }
+            let transaction = try await payments.charge(request, merchantID: merchant)
+            charged.withLock { $0 = transaction }
+            return (201, Data("returned".utf8))
+        }
+        guard case .answered(201, let answered, false) = first else {
+            Issue.record("the charge was not answered: \(first)")
+            return
+        }
+        #expect(answered == Data("returned".utf8))
+        let transaction = try #require(charged.withLock { $0 })
+        #expect(transaction.status == "succeeded")
+        #expect(try await replay("order-1", "charge") == Data("settled \(transaction.id)".utf8))
+
+        // Settled already: the write changes nothing, and the answer is kept after, as given.
+        _ = try await keys.run(merchantID: merchant, key: "order-2", request: Array("again".utf8)) { keeper in
+            let answer = try keeper.answer(status: 201, body: Data("not kept".utf8))
+            let settled = try await fixture.vault.store.settleTransaction(transaction, as: Settlement(status: "failed"), events: nil, answer: answer)
+            #expect(settled == nil)
+            return (409, Data("returned".utf8))
+        }
+        #expect(try await replay("order-2", "again") == Data("returned".utf8))
+        #expect(try await payments.transaction(transaction.id, merchantID: merchant).status == "succeeded")
+    }
+
     @Test("an idempotency key is remembered 24 hours, then the same words start afresh", arguments: StoreKind.allCases)
     func idempotencyWindow(store: StoreKind) async throws {
         let fixture = try await VaultFixture(store)

@@ -26,8 +26,20 @@ struct IdempotentRequests: Sendable {
         recover: ((String) async throws -> (HTTPResponse.Status, Data))? = nil,
         _ operation: () async throws -> (HTTPResponse.Status, Data)
     ) async throws -> Response {
+        try await run(request, merchantID: merchantID, body: body, recover: recover, keeping: { _ in try await operation() })
+    }
+
+    /// Runs `operation` once per key, as the other `run`, giving it the key's
+    /// ``IdempotencyKeys/Keeper`` (nil without a key) to keep its answer in its own write.
+    func run(
+        _ request: Request,
+        merchantID: String,
+        body: [UInt8],
+        recover: ((String) async throws -> (HTTPResponse.Status, Data))? = nil,
+        keeping operation: (IdempotencyKeys.Keeper?) async throws -> (HTTPResponse.Status, Data)
+    ) async throws -> Response {
         guard let key = request.headers[Self.keyHeader] else {
-            let (status, answer) = try await APIError.mapping { try await operation() }
+            let (status, answer) = try await APIError.mapping { try await operation(nil) }
             return Self.response(status, answer, replayed: false)
         }
         guard Self.isWellFormed(key) else {
@@ -50,8 +62,8 @@ struct IdempotentRequests: Sendable {
                         return (Int(status.code), answer)
                     }
                 }
-            ) {
-                let (status, answer) = try await operation()
+            ) { keeper in
+                let (status, answer) = try await operation(keeper)
                 return (Int(status.code), answer)
             }
         }

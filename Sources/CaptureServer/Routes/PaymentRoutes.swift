@@ -65,12 +65,12 @@ struct PaymentRoutes {
         // A charge a crashed request recorded is the answer to its retry.
         let recover: (String) async throws -> (HTTPResponse.Status, Data) = { id in
             let transaction = try await payments.resolve(id, merchantID: merchantID)
-            return (.created, Data(ResourceBodies.Transaction(transaction).json().finish()))
+            return (.created, Self.answer(transaction))
         }
         let bytes = try await APIBody.collectJSON(request)
-        return try await idempotent.run(request, merchantID: merchantID, body: bytes, recover: recover) {
+        return try await idempotent.run(request, merchantID: merchantID, body: bytes, recover: recover) { (keeper: IdempotencyKeys.Keeper?) in
             let body = try APIBody.decode(ChargeBody.self, from: bytes)
-            let charge = Payments.ChargeRequest(
+            var charge = Payments.ChargeRequest(
                 token: body.token,
                 paymentMethod: body.paymentMethod,
                 amount: body.amount,
@@ -80,10 +80,19 @@ struct PaymentRoutes {
                 savePaymentMethod: body.savePaymentMethod ?? false,
                 idempotencyKey: request.headers[IdempotentRequests.keyHeader]
             )
+            // The answer is kept with the key in the write that settles the charge.
+            if let keeper {
+                charge.answer = { transaction in try keeper.answer(status: Int(HTTPResponse.Status.created.code), body: Self.answer(transaction)) }
+            }
             let transaction = try await payments.charge(charge, merchantID: merchantID)
             metrics.transaction(status: transaction.status)
-            return (.created, Data(ResourceBodies.Transaction(transaction).json().finish()))
+            return (.created, Self.answer(transaction))
         }
+    }
+
+    /// A charge's answer: the transaction.
+    static func answer(_ transaction: TransactionRecord) -> Data {
+        Data(ResourceBodies.Transaction(transaction).json().finish())
     }
 
     @Sendable func refund(_ request: Request, context: APIContext) async throws -> Response {

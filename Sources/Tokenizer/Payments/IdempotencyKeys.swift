@@ -1,5 +1,6 @@
 import CardCapture
 public import Foundation
+import Synchronization
 
 /// Safe retries: a request sent again with the same `Idempotency-Key` gets the first answer
 /// and runs nothing twice (a token is never spent twice); the same key with another request
@@ -38,6 +39,18 @@ public struct IdempotencyKeys: Sendable {
         self.lease = lease
     }
 
+    /// Runs `operation` once per key and request (see the other `run`): for an operation that
+    /// cannot keep its answer in its own write.
+    public func run(
+        merchantID: String,
+        key: String,
+        request: [UInt8],
+        recover: ((String) async throws -> (status: Int, body: Data))? = nil,
+        _ operation: () async throws -> (status: Int, body: Data)
+    ) async throws -> Result {
+        try await run(merchantID: merchantID, key: key, request: request, recover: recover, keeping: { _ in try await operation() })
+    }
+
     /// Runs `operation` once per key and request.
     ///
     /// - Parameters:
@@ -47,13 +60,15 @@ public struct IdempotencyKeys: Sendable {
     ///   - recover: the answer for a key whose first request died after it recorded the
     ///     charge with this transaction id (given to requests that record charges).
     ///   - operation: does the work and gives the answer to store. When it throws, the key is
-    ///     released and the error passed on, so a corrected retry may use the key.
+    ///     released and the error passed on, so a corrected retry may use the key. It is given
+    ///     a ``Keeper``: an answer made with it and kept by the store in the operation's own
+    ///     write (a charge's settlement) is not written again.
     public func run(
         merchantID: String,
         key: String,
         request: [UInt8],
         recover: ((String) async throws -> (status: Int, body: Data))? = nil,
-        _ operation: () async throws -> (status: Int, body: Data)
+        keeping operation: (Keeper) async throws -> (status: Int, body: Data)
     ) async throws -> Result {
         let hash = vault.keys.requestDigest(request)
         let now = vault.configuration.now()
@@ -68,10 +83,11 @@ public struct IdempotencyKeys: Sendable {
                 leaseUntil: now.addingTimeInterval(lease.seconds)
             )
         }
+        let keeper = Keeper(keys: self, merchantID: merchantID, key: key)
         /// The request run under the claimed key; a failure frees the key for a corrected retry.
         func runClaimed() async throws -> (status: Int, body: Data) {
             do {
-                return try await operation()
+                return try await operation(keeper)
             } catch {
                 try? await store.releaseIdempotency(merchantID: merchantID, key: key, at: now)
                 throw error
@@ -101,12 +117,57 @@ public struct IdempotencyKeys: Sendable {
                 answer = try await runClaimed()
             }
         }
-        let sealed = try vault.keys.seal(Array(answer.body), for: .storedAnswer, context: Self.context(merchantID: merchantID, key: key))
+        if let kept = keeper.kept, kept == answer {
+            // Kept already, in the write that settled the charge.
+            return .answered(status: answer.status, body: answer.body, replayed: replayed)
+        }
+        let sealed = try seal(answer.body, merchantID: merchantID, key: key)
         let keyID = vault.keys.keyID
         try await vault.storing("store the answer") {
             try await store.finishIdempotency(merchantID: merchantID, key: key, status: answer.status, body: sealed, keyID: keyID)
         }
         return .answered(status: answer.status, body: answer.body, replayed: replayed)
+    }
+
+    /// An answer's body sealed for its key's row.
+    func seal(_ body: Data, merchantID: String, key: String) throws -> Data {
+        try vault.keys.seal(Array(body), for: .storedAnswer, context: Self.context(merchantID: merchantID, key: key))
+    }
+
+    /// Makes a claimed key's answer for the store to keep in the operation's own write, and
+    /// learns whether it was kept (then ``run(merchantID:key:request:recover:keeping:)`` does
+    /// not write it again).
+    public final class Keeper: Sendable {
+        private let keys: IdempotencyKeys
+        private let merchantID: String
+        private let key: String
+        private let keptAnswer = Mutex<(status: Int, body: Data)?>(nil)
+
+        init(keys: IdempotencyKeys, merchantID: String, key: String) {
+            self.keys = keys
+            self.merchantID = merchantID
+            self.key = key
+        }
+
+        /// The answer `status` and `body` (in clear), sealed as the key's row keeps it.
+        public func answer(status: Int, body: Data) throws -> IdempotentAnswer {
+            IdempotentAnswer(
+                merchantID: merchantID,
+                key: key,
+                status: status,
+                body: try keys.seal(body, merchantID: merchantID, key: key),
+                keyID: keys.vault.keys.keyID,
+                keeper: self,
+                plain: body
+            )
+        }
+
+        /// Told by whoever had the store keep `answer` in a write that committed.
+        func keep(_ answer: IdempotentAnswer) {
+            keptAnswer.withLock { $0 = (answer.status, answer.plain) }
+        }
+
+        var kept: (status: Int, body: Data)? { keptAnswer.withLock { $0 } }
     }
 
     /// What a stored answer is sealed to: its merchant and key, so that an answer moved to

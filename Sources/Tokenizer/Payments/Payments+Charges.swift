@@ -59,7 +59,13 @@ extension Payments {
                 saveError = error
             }
         }
-        let transaction = try await settle(recorded, outcome, paymentMethodID: paymentMethodID, panLength: card.pan.length)
+        let transaction = try await settle(
+            recorded,
+            outcome,
+            paymentMethodID: paymentMethodID,
+            panLength: card.pan.length,
+            answer: request.savePaymentMethod ? nil : request.answer
+        )
         if let saveError { throw saveError }
         return transaction
     }
@@ -129,7 +135,7 @@ extension Payments {
             amount: request.amount,
             currency: currency
         )
-        return try await settle(transaction, outcome, paymentMethodID: nil, panLength: card.pan.length)
+        return try await settle(transaction, outcome, paymentMethodID: nil, panLength: card.pan.length, answer: request.answer)
     }
 
     /// The record of a charge before the processor is asked.
@@ -175,18 +181,26 @@ extension Payments {
         }
     }
 
-    /// Gives a pending transaction, as it was recorded, its outcome. When another process
-    /// settled it first (a recovery that found it lapsed), that settlement stands and is
-    /// returned.
+    /// Gives a pending transaction, as it was recorded, its outcome, and keeps `answer`'s
+    /// answer in the same write when given. When another process settled it first (a
+    /// recovery that found it lapsed), that settlement stands and is returned (and the answer
+    /// is not kept).
     private func settle(
         _ pending: TransactionRecord,
         _ outcome: AuthorizationOutcome,
         paymentMethodID: String?,
-        panLength: Int?
+        panLength: Int?,
+        answer: (@Sendable (TransactionRecord) throws -> IdempotentAnswer)? = nil
     ) async throws(VaultError) -> TransactionRecord {
         var settlement = Self.settlement(outcome, paymentMethodID: paymentMethodID)
         settlement.panLength = panLength
-        if let settled = try await storing("record the transaction", { try await store.settleTransaction(pending, as: settlement, events: events) }) {
+        // An answer that cannot be made here (its sealing failed) is left to be kept after.
+        let kept = answer.flatMap { try? $0(pending.settled(as: settlement)) }
+        if let settled = try await storing(
+            "record the transaction",
+            { try await store.settleTransaction(pending, as: settlement, events: events, answer: kept) }
+        ) {
+            if let kept { kept.keeper.keep(kept) }
             return settled
         }
         return try await transaction(pending.id, merchantID: pending.merchantID)

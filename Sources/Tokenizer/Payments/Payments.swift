@@ -42,6 +42,10 @@ public struct Payments: Sendable {
         /// The checkout session this charge pays (the hosted page's charges): completed in
         /// the write that settles the charge as succeeded.
         var checkoutSessionID: String?
+        /// The answer to keep for the request's Idempotency-Key, made from the transaction as
+        /// it is settled: kept in the settling write (see ``IdempotencyKeys/Keeper``). Not used
+        /// when the charge saves its card (a failed save is told after the settlement).
+        public var answer: (@Sendable (TransactionRecord) throws -> IdempotentAnswer)?
 
         public init(
             token: String? = nil,

@@ -284,7 +284,33 @@ public struct Settlement: Sendable, Equatable {
     }
 }
 
+/// The answer to a request's `Idempotency-Key`, its body sealed, for a store to keep in the
+/// same write that settles the request's charge: a keyed charge then commits once less than
+/// when the answer is kept after it. Made by ``IdempotencyKeys/Keeper``.
+public struct IdempotentAnswer: Sendable {
+    public let merchantID: String
+    public let key: String
+    public let status: Int
+    /// Sealed under the vault key `keyID`, as ``VaultStore/finishIdempotency(merchantID:key:status:body:keyID:)`` keeps it.
+    public let body: Data
+    public let keyID: String
+    /// Told when the store kept it, with the body in clear (the answer run gives the caller).
+    let keeper: IdempotencyKeys.Keeper
+    let plain: Data
+}
+
 extension TransactionRecord {
+    /// This pending transaction given `settlement`: the record as a store writes it.
+    package func settled(as settlement: Settlement) -> TransactionRecord {
+        var settled = self
+        settled.status = settlement.status
+        settled.declineCode = settlement.declineCode
+        settled.processorReference = settlement.processorReference
+        settled.paymentMethodID = settlement.paymentMethodID ?? paymentMethodID
+        settled.panLength = settlement.panLength ?? panLength
+        return settled
+    }
+
     /// A token charge waiting for the processor's answer: the token's card, as summary only.
     package init(pending charge: PendingCharge, token: TokenRecord, amount: Int, currency: String) {
         self.init(

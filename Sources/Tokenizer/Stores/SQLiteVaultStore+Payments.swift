@@ -109,7 +109,8 @@ extension SQLiteVaultStore {
     public func settleTransaction(
         _ pending: TransactionRecord,
         as settlement: Settlement,
-        events: WebhookEvents?
+        events: WebhookEvents?,
+        answer: IdempotentAnswer?
     ) async throws -> TransactionRecord? {
         try await groupCommit.write { db in
             // The row is not read back: while it is pending nothing but this changes it, so
@@ -134,12 +135,10 @@ extension SQLiteVaultStore {
                 pending.id
             )
             guard db.changesCount == 1 else { return nil }
-            var settled = pending
-            settled.status = settlement.status
-            settled.declineCode = settlement.declineCode
-            settled.processorReference = settlement.processorReference
-            settled.paymentMethodID = settlement.paymentMethodID ?? pending.paymentMethodID
-            settled.panLength = settlement.panLength ?? pending.panLength
+            let settled = pending.settled(as: settlement)
+            if let answer {
+                try Self.finishIdempotency(answer.merchantID, answer.key, status: answer.status, body: answer.body, keyID: answer.keyID, db)
+            }
             if let events {
                 try Self.record(events.settled(settled), at: events.now(), db)
             }
@@ -265,11 +264,16 @@ extension SQLiteVaultStore {
 
     public func finishIdempotency(merchantID: String, key: String, status: Int, body: Data, keyID: String) async throws {
         try await groupCommit.write { db in
-            try db.execute(
-                sql: "UPDATE idempotency_key SET status = ?, body = ?, key_id = ? WHERE merchant_id = ? AND key = ? AND status IS NULL",
-                arguments: [status, body, keyID, merchantID, key]
-            )
+            try Self.finishIdempotency(merchantID, key, status: status, body: body, keyID: keyID, db)
         }
+    }
+
+    /// The answer kept for a claimed key, unless one is kept already.
+    private static func finishIdempotency(_ merchantID: String, _ key: String, status: Int, body: Data, keyID: String, _ db: Database) throws {
+        try db.execute(
+            sql: "UPDATE idempotency_key SET status = ?, body = ?, key_id = ? WHERE merchant_id = ? AND key = ? AND status IS NULL",
+            arguments: [status, body, keyID, merchantID, key]
+        )
     }
 
     public func releaseIdempotency(merchantID: String, key: String, at now: Date) async throws {

@@ -84,8 +84,15 @@ public protocol VaultStore: Sendable {
     /// Gives `pending`, a transaction as it was recorded pending, its outcome, and writes its
     /// event in the same transaction; returns it settled, or nil (and nothing written) when it
     /// is no longer pending or not there. A charge that pays a checkout session and succeeded
-    /// completes the session in that write.
-    func settleTransaction(_ pending: TransactionRecord, as settlement: Settlement, events: WebhookEvents?) async throws -> TransactionRecord?
+    /// completes the session in that write. With `answer`, that write also keeps the answer
+    /// to its request's Idempotency-Key, as ``finishIdempotency(merchantID:key:status:body:keyID:)``
+    /// would (only when it settles the transaction).
+    func settleTransaction(
+        _ pending: TransactionRecord,
+        as settlement: Settlement,
+        events: WebhookEvents?,
+        answer: IdempotentAnswer?
+    ) async throws -> TransactionRecord?
     /// Transactions still `pending` that were created before `date`, oldest first.
     func pendingTransactions(createdBefore date: Date, limit: Int) async throws -> [TransactionRecord]
     func transaction(id: String, merchantID: String) async throws -> TransactionRecord?
