@@ -86,7 +86,8 @@ struct PaymentRoutes {
             }
             let transaction = try await payments.charge(charge, merchantID: merchantID)
             metrics.transaction(status: transaction.status)
-            return (.created, Self.answer(transaction))
+            // Kept, it was made from this transaction as settled: it is not made again.
+            return (.created, keeper?.kept?.body ?? Self.answer(transaction))
         }
     }
 

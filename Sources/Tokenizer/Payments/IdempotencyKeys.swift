@@ -167,7 +167,8 @@ public struct IdempotencyKeys: Sendable {
             keptAnswer.withLock { $0 = (answer.status, answer.plain) }
         }
 
-        var kept: (status: Int, body: Data)? { keptAnswer.withLock { $0 } }
+        /// The answer the store kept in the operation's write, if it did.
+        public var kept: (status: Int, body: Data)? { keptAnswer.withLock { $0 } }
     }
 
     /// What a stored answer is sealed to: its merchant and key, so that an answer moved to
