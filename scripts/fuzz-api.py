@@ -91,6 +91,8 @@ def main() -> int:
             print("fuzz-api: seed %d, %d s, against %s (%s); replay with --seed %d"
                   % (seed, arguments.max_time, base, "PostgreSQL" if arguments.postgres else "SQLite", seed), flush=True)
             environment["CAPTURE_FUZZ_SECRET_KEY"] = secret
+            # The hooks open checkout sessions for the page's posts (scripts/fuzz/hooks.py).
+            environment["CAPTURE_FUZZ_BASE_URL"] = base
             # The hooks module is found beside the settings.
             environment["PYTHONPATH"] = os.path.join(HERE, "fuzz")
             status = subprocess.run(command, cwd=folder, env=environment).returncode

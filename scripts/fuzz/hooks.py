@@ -14,9 +14,21 @@ charges, refunds, saved cards and webhook deliveries the stateful phase builds o
 reached. Two requests in three that the fuzzer drew as valid get a test card or an address; the
 third keeps what was drawn, so that the refusals stay fuzzed. Only a valid request is changed,
 and only into another valid one: a request drawn as invalid goes out as drawn.
+
+The checkout page's posts (POST /pay/{id}, its cancel, its photo and its camera frames) are
+refused with 403 without the page's form token and the cookie it goes with, so a fuzzer that
+draws them gets no further than that check. Two of three such requests, valid or not, go to a
+session opened for them, with the cookie a browser gets from GET /pay/{id} and the page's token
+in place of the one drawn (a valid form gets one even when drawn without: the schema lets the
+field out, the page never does). The picture's bytes stay as drawn, and the form's fields as
+`_page_card` leaves them. The third keeps its drawn id and no token.
 """
 
+import html
+import json
+import os
 import re
+import urllib.request
 import uuid
 
 import schemathesis
@@ -41,6 +53,8 @@ def before_call(context, case, kwargs):
             value = case.headers[name]
             if isinstance(value, str) and WELL_FORMED_KEY.fullmatch(value):
                 case.headers[name] = "fuzz-" + uuid.uuid4().hex
+    if case.operation.method.upper() == "POST" and case.operation.path.startswith("/pay/{id}"):
+        _page_form(case)
     body = case.body
     if case.meta is None or not case.meta.generation.mode.is_positive or not isinstance(body, dict):
         return
@@ -53,6 +67,8 @@ def before_call(context, case, kwargs):
         for name in ("return_url", "cancel_url"):
             if name in body and _pick(body[name]) % 3:
                 body[name] = "https://shop.example/%s?order=%d" % (name.split("_")[0], _pick(body[name]))
+    elif route == ("POST", "/pay/{id}"):
+        _page_card(body)
     elif route == ("POST", "/v1/webhook_endpoints"):
         if _pick(body.get("url")) % 3:
             # The discard port on loopback (serve runs with --webhook-allow-private): every
@@ -73,6 +89,16 @@ def _card(body):
     body.pop("currency", None)
 
 
+def _page_card(body):
+    """The page's form as a buyer fills it in: a test card, an expiry to come, its CVC."""
+    if not _pick(body.get("number")) % 3:
+        return
+    body["number"] = TEST_CARDS[_pick(body.get("number")) % len(TEST_CARDS)]
+    body["expiry"] = "12/%d" % (30 + _pick(body.get("expiry")) % 5)
+    body["cvc"] = "123"
+    body.pop("scan", None)
+
+
 def _charge(body):
     """The charge a merchant would send with the token a link brought: the token alone (the
     drawn body may name a saved card too, and a client the vault never made), and an amount
@@ -84,3 +110,34 @@ def _charge(body):
         body.pop("client", None)
     if _whole(body.get("amount")):
         body["amount"] = 1 + body["amount"] % 100_000
+
+
+CSRF_FIELD = re.compile(r'name="csrf" value="([^"]*)"')
+
+
+def _page_form(case):
+    """Points two of three page posts at a session opened for them, with the page's form token
+    (in the form's `csrf` field, or the header the page's script sends it in) and its cookie."""
+    drawn = (case.path_parameters or {}).get("id")
+    if not _pick(drawn) % 3:
+        return
+    base, secret = os.environ["CAPTURE_FUZZ_BASE_URL"], os.environ["CAPTURE_FUZZ_SECRET_KEY"]
+    made = urllib.request.Request(
+        base + "/v1/checkout_sessions",
+        data=json.dumps({"amount": 1999, "currency": "EUR", "return_url": "https://shop.example/return"}).encode(),
+        headers={"Authorization": "Bearer " + secret, "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(made, timeout=10) as answer:
+        session = json.load(answer)["id"]
+    with urllib.request.urlopen(base + "/pay/" + session, timeout=10) as page:
+        cookie = page.headers["Set-Cookie"].split(";", 1)[0]
+        token = html.unescape(CSRF_FIELD.search(page.read().decode()).group(1))
+    case.path_parameters = dict(case.path_parameters or {}, id=session)
+    case.headers = dict(case.headers or {}, Cookie=cookie)
+    # Only a token the request carries is replaced: a check that leaves it out must see it left out.
+    for name in case.headers:
+        if name.lower() == "x-capture-form-token":
+            case.headers[name] = token
+    positive = case.meta is not None and case.meta.generation.mode.is_positive
+    if isinstance(case.body, dict) and ("csrf" in case.body or positive):
+        case.body["csrf"] = token
