@@ -17,11 +17,12 @@ and only into another valid one: a request drawn as invalid goes out as drawn.
 
 The checkout page's posts (POST /pay/{id}, its cancel, its photo and its camera frames) are
 refused with 403 without the page's form token and the cookie it goes with, so a fuzzer that
-draws them gets no further than that check. Two of three such requests, valid or not, go to a
-session opened for them, with the cookie a browser gets from GET /pay/{id} and the page's token
-in place of the one drawn (a valid form gets one even when drawn without: the schema lets the
-field out, the page never does). The picture's bytes stay as drawn, and the form's fields as
-`_page_card` leaves them. The third keeps its drawn id and no token.
+draws them gets no further than that check. Two of three such requests, valid or not, go to an
+open session (opened for them, and used until a post ends it), with the cookie a browser gets
+from GET /pay/{id} and the page's token in place of the one drawn (a valid form gets one even
+when drawn without: the schema lets the field out, the page never does). The picture's bytes
+stay as drawn, and the form's fields as `_page_card` leaves them. The third keeps its drawn id
+and no token.
 """
 
 import html
@@ -115,23 +116,30 @@ def _charge(body):
 CSRF_FIELD = re.compile(r'name="csrf" value="([^"]*)"')
 
 
+# The session the page posts go to, with its cookie and form token, until one of them ends it.
+_page = None
+
+
 def _page_form(case):
-    """Points two of three page posts at a session opened for them, with the page's form token
-    (in the form's `csrf` field, or the header the page's script sends it in) and its cookie."""
+    """Points two of three page posts at an open session, with the page's form token (in the
+    form's `csrf` field, or the header the page's script sends it in) and its cookie."""
+    global _page
     drawn = (case.path_parameters or {}).get("id")
     if not _pick(drawn) % 3:
         return
-    base, secret = os.environ["CAPTURE_FUZZ_BASE_URL"], os.environ["CAPTURE_FUZZ_SECRET_KEY"]
-    made = urllib.request.Request(
-        base + "/v1/checkout_sessions",
-        data=json.dumps({"amount": 1999, "currency": "EUR", "return_url": "https://shop.example/return"}).encode(),
-        headers={"Authorization": "Bearer " + secret, "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(made, timeout=10) as answer:
-        session = json.load(answer)["id"]
-    with urllib.request.urlopen(base + "/pay/" + session, timeout=10) as page:
-        cookie = page.headers["Set-Cookie"].split(";", 1)[0]
-        token = html.unescape(CSRF_FIELD.search(page.read().decode()).group(1))
+    if _page is None:
+        base, secret = os.environ["CAPTURE_FUZZ_BASE_URL"], os.environ["CAPTURE_FUZZ_SECRET_KEY"]
+        made = urllib.request.Request(
+            base + "/v1/checkout_sessions",
+            data=json.dumps({"amount": 1999, "currency": "EUR", "return_url": "https://shop.example/return"}).encode(),
+            headers={"Authorization": "Bearer " + secret, "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(made, timeout=10) as answer:
+            opened = json.load(answer)["id"]
+        with urllib.request.urlopen(base + "/pay/" + opened, timeout=10) as page:
+            cookie = page.headers["Set-Cookie"].split(";", 1)[0]
+            _page = (opened, cookie, html.unescape(CSRF_FIELD.search(page.read().decode()).group(1)))
+    session, cookie, token = _page
     case.path_parameters = dict(case.path_parameters or {}, id=session)
     case.headers = dict(case.headers or {}, Cookie=cookie)
     # Only a token the request carries is replaced: a check that leaves it out must see it left out.
@@ -141,3 +149,12 @@ def _page_form(case):
     positive = case.meta is not None and case.meta.generation.mode.is_positive
     if isinstance(case.body, dict) and ("csrf" in case.body or positive):
         case.body["csrf"] = token
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    """A new session for the page posts once one of them has paid or canceled the open one (303),
+    or found it ended (409)."""
+    global _page
+    if _page is not None and (case.path_parameters or {}).get("id") == _page[0] and response.status_code in (303, 409):
+        _page = None
