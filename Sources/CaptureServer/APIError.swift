@@ -163,6 +163,8 @@ public struct APIError: HTTPResponseError, Sendable {
             self.init(.badRequest, .invalidRequest, code: code, message: error.message, param: error.param)
         case .notRefundable, .checkoutSessionNotOpen, .webhookDeliveryPending, .webhookEndpointLimit:
             self.init(.conflict, .invalidRequest, code: code, message: error.message, param: error.param)
+        case .idempotencyKeyInUse:
+            self.init(.conflict, .idempotency, code: code, message: error.message)
         case .processorError:
             self.init(.badGateway, .api, code: code, message: error.message)
         case .apiKeyRevoked:

@@ -159,11 +159,16 @@ extension PostgresVaultStore {
         // data erased and the token as it was (its card, for the charge) given back, and the
         // pending charge written with it, or nothing at all. Of concurrent spenders on any
         // server, the row lock lets one through; the others find the token used when they get
-        // the row, and change nothing.
+        // the row, and change nothing. A charge's key claim comes first: the insert of a
+        // second request with the key waits for the first's transaction, then makes nothing,
+        // and its spend does not go ahead.
         let rows = try await rows(
             Prepared<SpendToken>(Self.spend(id: id, merchantID: merchantID, amount: amount, currency: currency, at: now, charge: charge))
         )
-        if let row = rows.first {
+        guard let row = rows.first else { throw PostgresStoreError(state: "", message: "the token's spend returned no row") }
+        let cells = row.makeRandomAccess()
+        if charge?.keyClaim != nil, try cells[cells.count - 1].decode(Int.self) == 0 { return .keyTaken }
+        if cells[0].bytes != nil {
             let token = try Self.token(row)
             return .spent(token, charge: charge.map { TransactionRecord(pending: $0, token: token, amount: amount, currency: currency) })
         }
@@ -171,27 +176,39 @@ extension PostgresVaultStore {
         return token.refusal(amount: amount, currency: currency, at: now)
     }
 
-    /// The statement of ``spendToken(id:merchantID:amount:currency:at:charge:)``.
+    /// The statement of ``spendToken(id:merchantID:amount:currency:at:charge:)``: one row, the
+    /// spent token's columns (NULL when it was not spent), then the charges recorded and the
+    /// key claims made (0 or 1 each).
     static func spend(id: String, merchantID: String, amount: Int, currency: String, at now: Date, charge: PendingCharge?) -> PostgresQuery {
-        """
-        WITH old AS (
-          SELECT id, sealed_card, sealed_cvc FROM token WHERE id = \(id) AND merchant_id = \(merchantID) FOR UPDATE),
-        spent AS (
-          UPDATE token t SET used_at = \(now.stored), sealed_card = NULL, sealed_cvc = NULL
-          FROM old
-          WHERE t.id = old.id AND t.used_at IS NULL AND t.expires_at > \(now.stored)
-            AND (t.amount IS NULL OR t.amount = \(amount)) AND (t.currency IS NULL OR t.currency = \(currency))
-          RETURNING t.id, t.merchant_id, t.brand, t.bin, t.last4, t.exp_month, t.exp_year, t.fingerprint, t.key_id,
-            old.sealed_card, old.sealed_cvc, t.amount, t.currency, t.created_at, t.expires_at, t.used_at),
-        charge AS (
-          INSERT INTO "transaction" (\(unescaped: Self.transactionColumns))
-          SELECT \(charge?.transactionID), merchant_id, 'pending', \(amount), \(currency), 0, \(charge?.description),
-            \(charge?.clientID), NULL, id, NULL, NULL, brand, bin, last4, exp_month, exp_year,
-            \(charge?.createdAt.stored), \(charge?.idempotencyKey), \(charge?.checkoutSessionID), NULL
-          FROM spent WHERE \(charge != nil)
-          RETURNING id)
-        SELECT spent.*, (SELECT count(*) FROM charge) FROM spent
-        """
+        let claim = charge?.keyClaim
+        return """
+            WITH claim AS (
+              INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until)
+              SELECT \(merchantID), \(claim?.key), \(claim?.requestHash), \(claim?.createdAt.stored), \(claim?.leaseUntil.stored)
+              WHERE \(claim != nil)
+              ON CONFLICT (merchant_id, key) DO NOTHING
+              RETURNING 1),
+            old AS (
+              SELECT id, sealed_card, sealed_cvc FROM token WHERE id = \(id) AND merchant_id = \(merchantID)
+                AND (\(claim == nil) OR EXISTS (SELECT 1 FROM claim))
+              FOR UPDATE),
+            spent AS (
+              UPDATE token t SET used_at = \(now.stored), sealed_card = NULL, sealed_cvc = NULL
+              FROM old
+              WHERE t.id = old.id AND t.used_at IS NULL AND t.expires_at > \(now.stored)
+                AND (t.amount IS NULL OR t.amount = \(amount)) AND (t.currency IS NULL OR t.currency = \(currency))
+              RETURNING t.id, t.merchant_id, t.brand, t.bin, t.last4, t.exp_month, t.exp_year, t.fingerprint, t.key_id,
+                old.sealed_card, old.sealed_cvc, t.amount, t.currency, t.created_at, t.expires_at, t.used_at),
+            charge AS (
+              INSERT INTO "transaction" (\(unescaped: Self.transactionColumns))
+              SELECT \(charge?.transactionID), merchant_id, 'pending', \(amount), \(currency), 0, \(charge?.description),
+                \(charge?.clientID), NULL, id, NULL, NULL, brand, bin, last4, exp_month, exp_year,
+                \(charge?.createdAt.stored), \(charge?.idempotencyKey), \(charge?.checkoutSessionID), NULL
+              FROM spent WHERE \(charge != nil)
+              RETURNING id)
+            SELECT spent.*, (SELECT count(*) FROM charge), (SELECT count(*) FROM claim)
+            FROM (SELECT 1) AS one LEFT JOIN spent ON true
+            """
     }
 
     enum SpendToken: PreparedText {

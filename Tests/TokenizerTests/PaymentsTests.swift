@@ -228,6 +228,179 @@ struct PaymentsTests {
         #expect(try await payments.transaction(transaction.id, merchantID: merchant).status == "succeeded")
     }
 
+    @Test(
+        "a token's spend claims the charge's key in its own write: a taken key writes nothing, any other outcome makes the row",
+        arguments: StoreKind.allCases
+    )
+    func spendClaimsKey(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let (store, merchant, now) = (fixture.vault.store, fixture.merchantID, fixture.clock.now)
+        func claim(_ key: String) -> IdempotencyKeyClaim {
+            IdempotencyKeyClaim(merchantID: merchant, key: key, requestHash: "hash", createdAt: now, leaseUntil: now.addingTimeInterval(30))
+        }
+        func pending(_ key: String) -> PendingCharge {
+            PendingCharge(
+                transactionID: ObjectID.random(.transaction).rawValue,
+                description: nil,
+                clientID: nil,
+                idempotencyKey: key,
+                createdAt: now,
+                keyClaim: claim(key)
+            )
+        }
+        func spend(_ token: String, _ charge: PendingCharge) async throws -> TokenSpend {
+            try await store.spendToken(id: token, merchantID: merchant, amount: 500, currency: "EUR", at: now, charge: charge)
+        }
+        func keyState(_ key: String) async throws -> IdempotencyClaim {
+            try await store.claimIdempotency(
+                merchantID: merchant,
+                key: key,
+                requestHash: "hash",
+                now: now.addingTimeInterval(1),
+                window: 86_400,
+                leaseUntil: now.addingTimeInterval(31)
+            )
+        }
+
+        let first = try await fixture.vault.createToken(for: merchant, card: VaultFixture.visa)
+        let charge = pending("order-1")
+        guard case .spent(_, let recorded?) = try await spend(first.id, charge) else {
+            Issue.record("the token was not spent with its charge")
+            return
+        }
+        #expect(recorded.id == charge.transactionID && recorded.idempotencyKey == "order-1")
+        #expect(try await keyState("order-1") == .inProgress, "the key's row made, its lease holding")
+
+        // The key taken: another token's spend under it writes nothing.
+        let second = try await fixture.vault.createToken(for: merchant, card: VaultFixture.visa)
+        let refused = pending("order-1")
+        #expect(try await spend(second.id, refused) == .keyTaken)
+        #expect(try await store.token(id: second.id, merchantID: merchant)?.usedAt == nil)
+        #expect(try await store.transaction(id: refused.transactionID, merchantID: merchant) == nil)
+
+        // A refused spend under a new key still makes the key's row (its caller releases it).
+        #expect(try await spend(first.id, pending("order-2")) == .alreadyUsed)
+        #expect(try await keyState("order-2") == .inProgress)
+        #expect(try await spend("tok_none", pending("order-3")) == .notFound)
+        #expect(try await keyState("order-3") == .inProgress)
+    }
+
+    @Test(
+        "a keyed token charge claims its key as it spends: replayed, refused with another request, freed by a refusal",
+        arguments: StoreKind.allCases
+    )
+    func chargeClaimsKeyInSpend(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let (payments, keys, merchant) = (Payments(vault: fixture.vault), IdempotencyKeys(vault: fixture.vault), fixture.merchantID)
+        let runs = RunCounter()
+        /// A keyed charge as the API runs it: its key claimed in the spend's write.
+        func charge(_ key: String, token: String?, method: String? = nil, amount: Int = 500) async throws -> IdempotencyKeys.Result {
+            let request = "\(token ?? method ?? "") \(amount)"
+            return try await keys.run(merchantID: merchant, key: key, request: Array(request.utf8), claimInFirstWrite: true) { keeper in
+                runs.increment()
+                var charge = Payments.ChargeRequest(token: token, paymentMethod: method, amount: amount, currency: "EUR", idempotencyKey: key)
+                charge.answer = { transaction in try keeper.answer(status: 201, body: Data(transaction.id.utf8)) }
+                charge.keeper = keeper
+                let transaction = try await payments.charge(charge, merchantID: merchant)
+                return (201, Data(transaction.id.utf8))
+            }
+        }
+        let token = try await fixture.vault.createToken(for: merchant, card: VaultFixture.visa)
+        guard case .answered(201, let body, false) = try await charge("order-1", token: token.id) else {
+            Issue.record("the charge was not answered")
+            return
+        }
+        let transaction = try await payments.transaction(String(decoding: body, as: UTF8.self), merchantID: merchant)
+        #expect(transaction.status == "succeeded" && transaction.idempotencyKey == "order-1")
+        #expect(runs.count == 1)
+
+        // Sent again: the stored answer, nothing run to the end again.
+        guard case .answered(201, let again, true) = try await charge("order-1", token: token.id) else {
+            Issue.record("the retry was not replayed")
+            return
+        }
+        #expect(again == body)
+
+        // Another request under the key: refused, and its token left unspent.
+        let other = try await fixture.vault.createToken(for: merchant, card: VaultFixture.visa)
+        guard case .mismatch = try await charge("order-1", token: other.id) else {
+            Issue.record("another request under a used key was not refused")
+            return
+        }
+        #expect(try await fixture.vault.store.token(id: other.id, merchantID: merchant)?.usedAt == nil)
+
+        // A refused charge (the token spent) frees its key: a corrected retry runs.
+        await #expect(throws: VaultError.self) { try await charge("order-2", token: token.id) }
+        guard case .answered(201, _, false) = try await charge("order-2", token: other.id) else {
+            Issue.record("the key of a refused charge was not freed")
+            return
+        }
+        // A request refused before it writes (a bad amount) leaves the key free too.
+        let third = try await fixture.vault.createToken(for: merchant, card: VaultFixture.visa)
+        await #expect(throws: VaultError.self) { try await charge("order-3", token: third.id, amount: 0) }
+        guard case .answered(201, _, false) = try await charge("order-3", token: third.id) else {
+            Issue.record("the key of a request refused before its write was not free")
+            return
+        }
+
+        // A saved card's charge claims its key before it runs, and is answered once.
+        let client = try await payments.createClient(email: nil, description: nil, merchantID: merchant)
+        let saving = try await fixture.vault.createToken(for: merchant, card: VaultFixture.visa)
+        let saved = try await payments.charge(
+            .init(token: saving.id, amount: 100, currency: "EUR", client: client.id, savePaymentMethod: true),
+            merchantID: merchant
+        )
+        let method = try #require(saved.paymentMethodID)
+        guard case .answered(201, let methodCharge, false) = try await charge("order-4", token: nil, method: method) else {
+            Issue.record("the saved card's keyed charge was not answered")
+            return
+        }
+        guard case .answered(201, methodCharge, true) = try await charge("order-4", token: nil, method: method) else {
+            Issue.record("the saved card's keyed charge was not replayed")
+            return
+        }
+    }
+
+    @Test(
+        "16 keyed charges of one token under one key, split across two servers: one transaction, the rest replay or wait",
+        arguments: StoreKind.allCases
+    )
+    func concurrentKeyedCharges(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let servers = [fixture.vault, try await fixture.secondServer()]
+        let merchant = fixture.merchantID
+        let token = try await fixture.vault.createToken(for: merchant, card: VaultFixture.visa)
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    let (vault, keys) = (servers[index % 2], IdempotencyKeys(vault: servers[index % 2]))
+                    let result = try? await keys.run(merchantID: merchant, key: "order-5", request: Array("charge".utf8), claimInFirstWrite: true) {
+                        keeper in
+                        var charge = Payments.ChargeRequest(token: token.id, amount: 500, currency: "EUR", idempotencyKey: "order-5")
+                        charge.answer = { transaction in try keeper.answer(status: 201, body: Data(transaction.id.utf8)) }
+                        charge.keeper = keeper
+                        let transaction = try await Payments(vault: vault).charge(charge, merchantID: merchant)
+                        return (201, Data(transaction.id.utf8))
+                    }
+                    switch result {
+                    case .answered(_, _, let replayed): return replayed ? "replay" : "ran"
+                    case .inProgress: return "busy"
+                    case .mismatch: return "mismatch"
+                    case .answerUnavailable: return "unavailable"
+                    case nil: return "error"
+                    }
+                }
+            }
+            var all: [String] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        #expect(outcomes.filter { $0 == "ran" }.count == 1, "\(outcomes)")
+        #expect(outcomes.allSatisfy { ["ran", "replay", "busy"].contains($0) }, "\(outcomes)")
+        let charges = try await Payments(vault: fixture.vault).transactions(merchantID: merchant, client: nil, startingAfter: nil, limit: 100)
+        #expect(charges.items.count == 1)
+    }
+
     @Test("an idempotency key is remembered 24 hours, then the same words start afresh", arguments: StoreKind.allCases)
     func idempotencyWindow(store: StoreKind) async throws {
         let fixture = try await VaultFixture(store)

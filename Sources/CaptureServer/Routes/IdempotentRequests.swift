@@ -30,12 +30,15 @@ struct IdempotentRequests: Sendable {
     }
 
     /// Runs `operation` once per key, as the other `run`, giving it the key's
-    /// ``IdempotencyKeys/Keeper`` (nil without a key) to keep its answer in its own write.
+    /// ``IdempotencyKeys/Keeper`` (nil without a key) to keep its answer in its own write, and,
+    /// with `claimInFirstWrite`, to claim the key in its first write (see
+    /// ``IdempotencyKeys/run(merchantID:key:request:recover:claimInFirstWrite:keeping:)``).
     func run(
         _ request: Request,
         merchantID: String,
         body: [UInt8],
         recover: ((String) async throws -> (HTTPResponse.Status, Data))? = nil,
+        claimInFirstWrite: Bool = false,
         keeping operation: (IdempotencyKeys.Keeper?) async throws -> (HTTPResponse.Status, Data)
     ) async throws -> Response {
         guard let key = request.headers[Self.keyHeader] else {
@@ -61,7 +64,8 @@ struct IdempotentRequests: Sendable {
                         let (status, answer) = try await recover(id)
                         return (Int(status.code), answer)
                     }
-                }
+                },
+                claimInFirstWrite: claimInFirstWrite
             ) { keeper in
                 let (status, answer) = try await operation(keeper)
                 return (Int(status.code), answer)

@@ -68,7 +68,9 @@ struct PaymentRoutes {
             return (.created, Self.answer(transaction))
         }
         let bytes = try await APIBody.collectJSON(request)
-        return try await idempotent.run(request, merchantID: merchantID, body: bytes, recover: recover) { (keeper: IdempotencyKeys.Keeper?) in
+        // A token's charge claims its key in the write that spends the token.
+        return try await idempotent.run(request, merchantID: merchantID, body: bytes, recover: recover, claimInFirstWrite: true) {
+            (keeper: IdempotencyKeys.Keeper?) in
             let body = try APIBody.decode(ChargeBody.self, from: bytes)
             var charge = Payments.ChargeRequest(
                 token: body.token,
@@ -83,6 +85,7 @@ struct PaymentRoutes {
             // The answer is kept with the key in the write that settles the charge.
             if let keeper {
                 charge.answer = { transaction in try keeper.answer(status: Int(HTTPResponse.Status.created.code), body: Self.answer(transaction)) }
+                charge.keeper = keeper
             }
             let transaction = try await payments.charge(charge, merchantID: merchantID)
             metrics.transaction(status: transaction.status)

@@ -59,6 +59,12 @@ public struct IdempotencyKeys: Sendable {
     ///     its keyed digest.
     ///   - recover: the answer for a key whose first request died after it recorded the
     ///     charge with this transaction id (given to requests that record charges).
+    ///   - claimInFirstWrite: the operation claims the key in its first write
+    ///     (``Keeper/unclaimed``), so that a key never seen costs no commit of its own. An
+    ///     operation given this must make its first write with the claim or throw before it
+    ///     writes anything; when it throws before the key is claimed (the key is taken, or the
+    ///     request is refused before its write), the key is claimed on its own first and the
+    ///     operation runs again as it would without this.
     ///   - operation: does the work and gives the answer to store. When it throws, the key is
     ///     released and the error passed on, so a corrected retry may use the key. It is given
     ///     a ``Keeper``: an answer made with it and kept by the store in the operation's own
@@ -68,22 +74,45 @@ public struct IdempotencyKeys: Sendable {
         key: String,
         request: [UInt8],
         recover: ((String) async throws -> (status: Int, body: Data))? = nil,
+        claimInFirstWrite: Bool = false,
         keeping operation: (Keeper) async throws -> (status: Int, body: Data)
     ) async throws -> Result {
         let hash = vault.keys.requestDigest(request)
         let now = vault.configuration.now()
+        let leaseUntil = now.addingTimeInterval(lease.seconds)
         let store = vault.store
-        let claim = try await vault.storing("claim the idempotency key") { [window, lease] in
+        if claimInFirstWrite {
+            let claim = IdempotencyKeyClaim(merchantID: merchantID, key: key, requestHash: hash, createdAt: now, leaseUntil: leaseUntil)
+            let keeper = Keeper(keys: self, merchantID: merchantID, key: key, claim: claim)
+            do {
+                let answer = try await operation(keeper)
+                assert(keeper.claim == .made, "an operation that claims its key in its first write answered without claiming it")
+                return try await answered(answer, keeper: keeper, replayed: false)
+            } catch {
+                switch keeper.claim {
+                case .made:
+                    try? await store.releaseIdempotency(merchantID: merchantID, key: key, at: now)
+                    throw error
+                case .unknown:
+                    // Its write failed and may have committed: the key, if it was claimed,
+                    // lapses with its lease like a crashed request's.
+                    throw error
+                case .unclaimed, .taken:
+                    break  // The key claimed on its own, below.
+                }
+            }
+        }
+        let claim = try await vault.storing("claim the idempotency key") { [window] in
             try await store.claimIdempotency(
                 merchantID: merchantID,
                 key: key,
                 requestHash: hash,
                 now: now,
                 window: window,
-                leaseUntil: now.addingTimeInterval(lease.seconds)
+                leaseUntil: leaseUntil
             )
         }
-        let keeper = Keeper(keys: self, merchantID: merchantID, key: key)
+        let keeper = Keeper(keys: self, merchantID: merchantID, key: key, claim: nil)
         /// The request run under the claimed key; a failure frees the key for a corrected retry.
         func runClaimed() async throws -> (status: Int, body: Data) {
             do {
@@ -93,8 +122,6 @@ public struct IdempotencyKeys: Sendable {
                 throw error
             }
         }
-        let answer: (status: Int, body: Data)
-        var replayed = false
         switch claim {
         case .replay(let status, let sealed, let keyID):
             guard let sealed, keyID == vault.keys.keyID,
@@ -106,24 +133,27 @@ public struct IdempotencyKeys: Sendable {
         case .inProgress:
             return .inProgress
         case .claimed:
-            answer = try await runClaimed()
+            return try await answered(try await runClaimed(), keeper: keeper, replayed: false)
         case .recovered(let transactionID):
             if let transactionID, let recover {
                 // The first request recorded its charge and died: that charge is the answer.
-                answer = try await recover(transactionID)
-                replayed = true
-            } else {
-                // It died before it changed anything: this retry is the request.
-                answer = try await runClaimed()
+                return try await answered(try await recover(transactionID), keeper: keeper, replayed: true)
             }
+            // It died before it changed anything: this retry is the request.
+            return try await answered(try await runClaimed(), keeper: keeper, replayed: false)
         }
+    }
+
+    /// A claimed key's answer, stored unless the operation's own write kept it.
+    private func answered(_ answer: (status: Int, body: Data), keeper: Keeper, replayed: Bool) async throws -> Result {
         if let kept = keeper.kept, kept == answer {
             // Kept already, in the write that settled the charge.
             return .answered(status: answer.status, body: answer.body, replayed: replayed)
         }
-        let sealed = try seal(answer.body, merchantID: merchantID, key: key)
+        let sealed = try seal(answer.body, merchantID: keeper.merchantID, key: keeper.key)
         let keyID = vault.keys.keyID
-        try await vault.storing("store the answer") {
+        let store = vault.store
+        try await vault.storing("store the answer") { [merchantID = keeper.merchantID, key = keeper.key] in
             try await store.finishIdempotency(merchantID: merchantID, key: key, status: answer.status, body: sealed, keyID: keyID)
         }
         return .answered(status: answer.status, body: answer.body, replayed: replayed)
@@ -139,14 +169,44 @@ public struct IdempotencyKeys: Sendable {
     /// not write it again).
     public final class Keeper: Sendable {
         private let keys: IdempotencyKeys
-        private let merchantID: String
-        private let key: String
+        let merchantID: String
+        let key: String
         private let keptAnswer = Mutex<(status: Int, body: Data)?>(nil)
+        /// The key's row, for the operation's first write to make, when the key is not claimed
+        /// yet (`run`'s `claimInFirstWrite`).
+        private let firstWriteClaim: IdempotencyKeyClaim?
+        private let claimState = Mutex(Claim.unclaimed)
 
-        init(keys: IdempotencyKeys, merchantID: String, key: String) {
+        /// What became of a claim left to the operation's first write.
+        enum Claim: Sendable, Equatable {
+            /// Not tried yet (or claimed before the operation ran).
+            case unclaimed
+            /// Made by the operation's write.
+            case made
+            /// The key had a row: nothing was written.
+            case taken
+            /// The write failed, and may have committed.
+            case unknown
+        }
+
+        init(keys: IdempotencyKeys, merchantID: String, key: String, claim: IdempotencyKeyClaim?) {
             self.keys = keys
             self.merchantID = merchantID
             self.key = key
+            self.firstWriteClaim = claim
+        }
+
+        /// The key's row for the operation's first write to make, while it is not made:
+        /// nil when the key was claimed before the operation ran.
+        public var unclaimed: IdempotencyKeyClaim? {
+            claimState.withLock { $0 == .unclaimed } ? firstWriteClaim : nil
+        }
+
+        var claim: Claim { claimState.withLock { $0 } }
+
+        /// Told by the write that was given ``unclaimed``.
+        func claimWent(_ outcome: Claim) {
+            claimState.withLock { $0 = outcome }
         }
 
         /// The answer `status` and `body` (in clear), sealed as the key's row keeps it.

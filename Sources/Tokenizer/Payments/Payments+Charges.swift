@@ -13,6 +13,10 @@ extension Payments {
         case (let token?, nil):
             return try await charge(token: token, request, currency: currency, merchantID: merchantID)
         case (nil, let method?):
+            if request.keeper?.unclaimed != nil {
+                // Its first write is the transaction's insert, which claims no key.
+                throw VaultError(.idempotencyKeyInUse, "a saved card's charge claims its Idempotency-Key before it runs")
+            }
             return try await charge(paymentMethod: method, request, currency: currency, merchantID: merchantID)
         case (nil, nil):
             throw VaultError(.invalidRequest, "give either token or payment_method to charge", param: "token")
@@ -38,7 +42,14 @@ extension Payments {
         // without one. The CVC comes out of the vault for this one attempt and goes out of
         // scope with `card` at the end of this function.
         let pending = pendingCharge(request)
-        let card = try await vault.spend(token, merchantID: merchantID, amount: request.amount, currency: currency, charge: pending)
+        let card = try await vault.spend(
+            token,
+            merchantID: merchantID,
+            amount: request.amount,
+            currency: currency,
+            charge: pending,
+            keeper: request.keeper
+        )
         guard let recorded = card.pendingCharge else { preconditionFailure("a spend for a charge records it pending") }
         let outcome = await authorize(
             reference: pending.transactionID,

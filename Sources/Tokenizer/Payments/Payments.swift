@@ -46,6 +46,11 @@ public struct Payments: Sendable {
         /// it is settled: kept in the settling write (see ``IdempotencyKeys/Keeper``). Not used
         /// when the charge saves its card (a failed save is told after the settlement).
         public var answer: (@Sendable (TransactionRecord) throws -> IdempotentAnswer)?
+        /// The request's Idempotency-Key keeper, when its key is left for the charge to claim
+        /// (``IdempotencyKeys/Keeper/unclaimed``): a token's spend claims it in its write. A
+        /// charge of a saved card does not, and is refused before it writes, so that the key
+        /// is claimed on its own first.
+        public var keeper: IdempotencyKeys.Keeper?
 
         public init(
             token: String? = nil,

@@ -241,6 +241,10 @@ public struct PendingCharge: Sendable, Equatable {
     /// The checkout session paid with this charge, if any: settled as succeeded, the charge
     /// completes it in the same write.
     public var checkoutSessionID: String?
+    /// The request's Idempotency-Key, claimed in the write that spends the token (see
+    /// ``VaultStore/spendToken(id:merchantID:amount:currency:at:charge:)``), when it was not
+    /// claimed before.
+    public var keyClaim: IdempotencyKeyClaim?
 
     public init(
         transactionID: String,
@@ -248,7 +252,8 @@ public struct PendingCharge: Sendable, Equatable {
         clientID: String?,
         idempotencyKey: String?,
         createdAt: Date,
-        checkoutSessionID: String? = nil
+        checkoutSessionID: String? = nil,
+        keyClaim: IdempotencyKeyClaim? = nil
     ) {
         self.transactionID = transactionID
         self.description = description
@@ -256,6 +261,27 @@ public struct PendingCharge: Sendable, Equatable {
         self.idempotencyKey = idempotencyKey
         self.createdAt = createdAt
         self.checkoutSessionID = checkoutSessionID
+        self.keyClaim = keyClaim
+    }
+}
+
+/// A key's row as a claim makes it, for a store to make in a request's first write
+/// (``PendingCharge/keyClaim``) rather than in a commit of its own
+/// (``VaultStore/claimIdempotency(merchantID:key:requestHash:now:window:leaseUntil:)``).
+public struct IdempotencyKeyClaim: Sendable, Equatable {
+    public var merchantID: String
+    public var key: String
+    /// The keyed digest of the request.
+    public var requestHash: String
+    public var createdAt: Date
+    public var leaseUntil: Date
+
+    public init(merchantID: String, key: String, requestHash: String, createdAt: Date, leaseUntil: Date) {
+        self.merchantID = merchantID
+        self.key = key
+        self.requestHash = requestHash
+        self.createdAt = createdAt
+        self.leaseUntil = leaseUntil
     }
 }
 

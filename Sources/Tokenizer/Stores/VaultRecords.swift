@@ -157,6 +157,9 @@ public enum TokenSpend: Sendable, Equatable {
     case alreadyUsed
     case amountMismatch(bound: Int)
     case currencyMismatch(bound: String)
+    /// The charge's ``PendingCharge/keyClaim`` found its key taken (by another request,
+    /// finished or running, or one past the key's window): nothing was written.
+    case keyTaken
 }
 
 /// A scan as the store keeps it: what the scanner read, the number only sealed. A scan is

@@ -35,6 +35,12 @@ public protocol VaultStore: Sendable {
     /// With a `charge`, the same write records it as a `pending` transaction with the token's
     /// card summary: a token is never spent without its transaction, even if the process dies
     /// before the processor answers.
+    ///
+    /// With a charge's ``PendingCharge/keyClaim``, the same write first makes the key's row, as
+    /// ``claimIdempotency(merchantID:key:requestHash:now:window:leaseUntil:)`` would for a key
+    /// never seen: when the key has a row already (on any server, a concurrent request's too)
+    /// the answer is ``TokenSpend/keyTaken`` and nothing is written; any other answer, a
+    /// refusal included, means the row was made.
     func spendToken(
         id: String,
         merchantID: String,

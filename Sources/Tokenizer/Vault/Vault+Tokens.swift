@@ -112,21 +112,36 @@ extension Vault {
     /// With a `charge`, the charge is recorded `pending` in the same write (see
     /// ``VaultStore/spendToken(id:merchantID:amount:currency:at:charge:)``).
     ///
+    /// With the charge's `keeper` holding a key not claimed yet (``IdempotencyKeys/Keeper/unclaimed``),
+    /// the same write claims it, and the keeper is told how that went.
+    ///
     /// - Returns: the card, opened, with its CVC if one was given.
     /// - Throws: ``VaultError`` with ``VaultError/Code/tokenNotFound``, `tokenExpired`,
-    ///   `tokenAlreadyUsed`, `amountMismatch` or `currencyMismatch`.
+    ///   `tokenAlreadyUsed`, `amountMismatch` or `currencyMismatch`; `idempotencyKeyInUse`
+    ///   when the keeper's key was taken (nothing written).
     public func spend(
         _ id: String,
         merchantID: String,
         amount: Int,
         currency: Currency,
-        charge: PendingCharge? = nil
+        charge: PendingCharge? = nil,
+        keeper: IdempotencyKeys.Keeper? = nil
     ) async throws(VaultError) -> SpentCard {
         try Self.check(amount: amount, in: currency)
         let now = configuration.now()
-        let outcome = try await storing("spend the token") {
-            try await store.spendToken(id: id, merchantID: merchantID, amount: amount, currency: currency.code, at: now, charge: charge)
+        var charge = charge
+        let claiming = charge != nil ? keeper?.unclaimed : nil
+        charge?.keyClaim = claiming
+        let outcome: TokenSpend
+        do {
+            outcome = try await storing("spend the token") { [charge] in
+                try await store.spendToken(id: id, merchantID: merchantID, amount: amount, currency: currency.code, at: now, charge: charge)
+            }
+        } catch {
+            if claiming != nil { keeper?.claimWent(.unknown) }
+            throw error
         }
+        if claiming != nil { keeper?.claimWent(outcome == .keyTaken ? .taken : .made) }
         switch outcome {
         case .spent(let record, let pending):
             return try open(record, pendingCharge: pending)
@@ -143,6 +158,8 @@ extension Vault {
             throw VaultError(.amountMismatch, "token \(id) is bound to an amount of \(bound), not \(amount)")
         case .currencyMismatch(let bound):
             throw VaultError(.currencyMismatch, "token \(id) is bound to \(bound), not \(currency.code)")
+        case .keyTaken:
+            throw VaultError(.idempotencyKeyInUse, "this request's Idempotency-Key belongs to another request; nothing was charged")
         }
     }
 

@@ -44,6 +44,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case webhookDeliveryNotFound = "webhook_delivery_not_found"
             case webhookDeliveryPending = "webhook_delivery_pending"
             case webhookEndpointLimit = "webhook_endpoint_limit"
+            case idempotencyKeyInUse = "idempotency_key_in_use"
         }
 
         let base: Base
@@ -132,6 +133,10 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let webhookEndpointLimit = Code(base: .webhookEndpointLimit)
         /// The checkout session is complete, expired or canceled: it takes no more changes.
         public static let checkoutSessionNotOpen = Code(base: .checkoutSessionNotOpen)
+        /// The request's Idempotency-Key is another request's (running, finished, or past its
+        /// window): the charge was not made. ``IdempotencyKeys`` answers the key's request as the
+        /// key says (its stored answer, a mismatch, in progress) instead.
+        public static let idempotencyKeyInUse = Code(base: .idempotencyKeyInUse)
 
         public var rawValue: String { base.rawValue }
         public var description: String { base.rawValue }
