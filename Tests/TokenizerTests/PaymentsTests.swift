@@ -139,13 +139,7 @@ struct PaymentsTests {
                         try await Task.sleep(for: .milliseconds(50))
                         return (201, Data("done".utf8))
                     }
-                    switch result {
-                    case .answered(_, _, let replayed): return replayed ? "replay" : "ran"
-                    case .inProgress: return "busy"
-                    case .mismatch: return "mismatch"
-                    case .answerUnavailable: return "unavailable"
-                    case nil: return "error"
-                    }
+                    return outcome(result)
                 }
             }
             var all: [String] = []
@@ -382,13 +376,7 @@ struct PaymentsTests {
                         let transaction = try await Payments(vault: vault).charge(charge, merchantID: merchant)
                         return (201, Data(transaction.id.utf8))
                     }
-                    switch result {
-                    case .answered(_, _, let replayed): return replayed ? "replay" : "ran"
-                    case .inProgress: return "busy"
-                    case .mismatch: return "mismatch"
-                    case .answerUnavailable: return "unavailable"
-                    case nil: return "error"
-                    }
+                    return outcome(result)
                 }
             }
             var all: [String] = []
@@ -428,6 +416,18 @@ struct PaymentsTests {
             return
         }
         #expect(runs.count == 2)
+    }
+}
+
+/// A keyed call's outcome in a word: `ran`, `replay`, `busy`, `mismatch`, `unavailable`, or
+/// `error` when it threw.
+func outcome(_ result: IdempotencyKeys.Result?) -> String {
+    switch result {
+    case .answered(_, _, let replayed): replayed ? "replay" : "ran"
+    case .inProgress: "busy"
+    case .mismatch: "mismatch"
+    case .answerUnavailable: "unavailable"
+    case nil: "error"
     }
 }
 
