@@ -162,9 +162,8 @@ extension PostgresVaultStore {
         // the row, and change nothing. A charge's key claim comes first: the insert of a
         // second request with the key waits for the first's transaction, then makes nothing,
         // and its spend does not go ahead.
-        let rows = try await rows(
-            Prepared<SpendToken>(Self.spend(id: id, merchantID: merchantID, amount: amount, currency: currency, at: now, charge: charge))
-        )
+        let query = Self.spend(id: id, merchantID: merchantID, amount: amount, currency: currency, at: now, charge: charge)
+        let rows = try await charge?.keyClaim != nil ? rows(Prepared<SpendTokenClaimingKey>(query)) : rows(Prepared<SpendToken>(query))
         guard let row = rows.first else { throw PostgresStoreError(state: "", message: "the token's spend returned no row") }
         let cells = row.makeRandomAccess()
         if charge?.keyClaim != nil, try cells[cells.count - 1].decode(Int.self) == 0 { return .keyTaken }
@@ -178,19 +177,20 @@ extension PostgresVaultStore {
 
     /// The statement of ``spendToken(id:merchantID:amount:currency:at:charge:)``: one row, the
     /// spent token's columns (NULL when it was not spent), then the charges recorded and the
-    /// key claims made (0 or 1 each).
+    /// key claims made (0 or 1 each). Two prepared texts: without a key claim, the claim is a
+    /// plain SELECT that nothing reads, which PostgreSQL does not run (an insert would cost
+    /// every unkeyed charge its start-up).
     static func spend(id: String, merchantID: String, amount: Int, currency: String, at now: Date, charge: PendingCharge?) -> PostgresQuery {
         let claim = charge?.keyClaim
+        let claiming = claim != nil
         return """
             WITH claim AS (
-              INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until)
-              SELECT \(merchantID), \(claim?.key), \(claim?.requestHash), \(claim?.createdAt.stored), \(claim?.leaseUntil.stored)
-              WHERE \(claim != nil)
-              ON CONFLICT (merchant_id, key) DO NOTHING
-              RETURNING 1),
+              \(unescaped: claiming ? "INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until) SELECT" : "SELECT")
+                \(merchantID), \(claim?.key), \(claim?.requestHash), \(claim?.createdAt.stored), \(claim?.leaseUntil.stored)
+              \(unescaped: claiming ? "ON CONFLICT (merchant_id, key) DO NOTHING RETURNING 1" : "")),
             old AS (
               SELECT id, sealed_card, sealed_cvc FROM token WHERE id = \(id) AND merchant_id = \(merchantID)
-                AND (\(claim == nil) OR EXISTS (SELECT 1 FROM claim))
+                \(unescaped: claiming ? "AND EXISTS (SELECT 1 FROM claim)" : "")
               FOR UPDATE),
             spent AS (
               UPDATE token t SET used_at = \(now.stored), sealed_card = NULL, sealed_cvc = NULL
@@ -206,13 +206,31 @@ extension PostgresVaultStore {
                 \(charge?.createdAt.stored), \(charge?.idempotencyKey), \(charge?.checkoutSessionID), NULL
               FROM spent WHERE \(charge != nil)
               RETURNING id)
-            SELECT spent.*, (SELECT count(*) FROM charge), (SELECT count(*) FROM claim)
+            SELECT spent.*, (SELECT count(*) FROM charge), \(unescaped: claiming ? "(SELECT count(*) FROM claim)" : "0::bigint")
             FROM (SELECT 1) AS one LEFT JOIN spent ON true
             """
     }
 
     enum SpendToken: PreparedText {
         static let sql = spend(id: "", merchantID: "", amount: 0, currency: "", at: .distantPast, charge: nil).sql
+    }
+
+    enum SpendTokenClaimingKey: PreparedText {
+        static let sql = spend(
+            id: "",
+            merchantID: "",
+            amount: 0,
+            currency: "",
+            at: .distantPast,
+            charge: PendingCharge(
+                transactionID: "",
+                description: nil,
+                clientID: nil,
+                idempotencyKey: nil,
+                createdAt: .distantPast,
+                keyClaim: IdempotencyKeyClaim(merchantID: "", key: "", requestHash: "", createdAt: .distantPast, leaseUntil: .distantPast)
+            )
+        ).sql
     }
 
     public func purgeTokenCardData(before now: Date, limit: Int) async throws -> Int {
