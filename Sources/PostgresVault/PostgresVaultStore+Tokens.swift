@@ -163,10 +163,11 @@ extension PostgresVaultStore {
         // second request with the key waits for the first's transaction, then makes nothing,
         // and its spend does not go ahead.
         let query = Self.spend(id: id, merchantID: merchantID, amount: amount, currency: currency, at: now, charge: charge)
-        let rows = try await charge?.keyClaim != nil ? rows(Prepared<SpendTokenClaimingKey>(query)) : rows(Prepared<SpendToken>(query))
+        let claiming = charge?.keyClaim != nil
+        let rows = try await claiming ? rows(Prepared<SpendTokenClaimingKey>(query)) : rows(Prepared<SpendToken>(query))
         guard let row = rows.first else { throw PostgresStoreError(state: "", message: "the token's spend returned no row") }
         let cells = row.makeRandomAccess()
-        if charge?.keyClaim != nil, try cells[cells.count - 1].decode(Int.self) == 0 { return .keyTaken }
+        if claiming, try cells[cells.count - 1].decode(Int.self) == 0 { return .keyTaken }
         if cells[0].bytes != nil {
             let token = try Self.token(row)
             return .spent(token, charge: charge.map { TransactionRecord(pending: $0, token: token, amount: amount, currency: currency) })

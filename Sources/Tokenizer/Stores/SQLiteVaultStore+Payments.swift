@@ -254,12 +254,23 @@ extension SQLiteVaultStore {
                 )
                 return .recovered(transactionID: transaction)
             }
-            try db.execute(
-                sql: "INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until) VALUES (?, ?, ?, ?, ?)",
-                arguments: [merchantID, key, requestHash, now, leaseUntil]
-            )
+            let claim = IdempotencyKeyClaim(merchantID: merchantID, key: key, requestHash: requestHash, createdAt: now, leaseUntil: leaseUntil)
+            _ = try Self.makeKeyRow(claim, db)
             return .claimed
         }
+    }
+
+    /// Makes a claimed key's row, unless the key has one; true when this made it. A charge's
+    /// spend makes it in its own write (``PendingCharge/keyClaim``).
+    static func makeKeyRow(_ claim: IdempotencyKeyClaim, _ db: Database) throws -> Bool {
+        try db.execute(
+            sql: """
+                INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (merchant_id, key) DO NOTHING
+                """,
+            arguments: [claim.merchantID, claim.key, claim.requestHash, claim.createdAt, claim.leaseUntil]
+        )
+        return db.changesCount == 1
     }
 
     public func finishIdempotency(merchantID: String, key: String, status: Int, body: Data, keyID: String) async throws {

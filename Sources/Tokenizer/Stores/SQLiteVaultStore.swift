@@ -194,17 +194,8 @@ public struct SQLiteVaultStore: VaultStore {
         charge: PendingCharge?
     ) async throws -> TokenSpend {
         try await groupCommit.write { db in
-            if let claim = charge?.keyClaim {
-                // The key first, as claimIdempotency makes it for a key never seen.
-                try db.execute(
-                    sql: """
-                        INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until) VALUES (?, ?, ?, ?, ?)
-                        ON CONFLICT (merchant_id, key) DO NOTHING
-                        """,
-                    arguments: [claim.merchantID, claim.key, claim.requestHash, claim.createdAt, claim.leaseUntil]
-                )
-                if db.changesCount == 0 { return .keyTaken }
-            }
+            // The key first, as claimIdempotency makes it for a key never seen.
+            if let claim = charge?.keyClaim, try !Self.makeKeyRow(claim, db) { return .keyTaken }
             guard var token = try Self.token(id: id, merchantID: merchantID, db) else { return .notFound }
             // The conditions again in the UPDATE itself: the write lock makes this one step.
             let spend = try DirectStatement(
