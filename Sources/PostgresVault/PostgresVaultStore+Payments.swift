@@ -183,91 +183,129 @@ extension PostgresVaultStore {
         if record.status == "succeeded", record.checkoutSessionID != nil {
             return try await settleCompletingSession(pending, as: settlement, settled: record, events: events, answer: answer)
         }
-        // One statement, so one round trip and one commit: the charge settled if it is still
-        // pending (of two servers settling one, a request and a recovery, one changes it), and
-        // its event with a delivery to each of the merchant's endpoints that takes its type,
-        // and the answer to its Idempotency-Key, written only if it was (and the event only when
-        // events are kept). The event is made before it is known to be needed (a few
-        // microseconds of JSON), so that it goes in the same statement.
+        // The event is made before it is known to be needed (a few microseconds of JSON), so
+        // that it goes in the same statement; its id made at its time: event ids sort by it,
+        // and the retention sweep finds old events by id.
         let now = events?.now() ?? Date()
         let draft = try events.flatMap { try $0.settled(record) }
-        // Made at the event's time: event ids sort by it, and the retention sweep finds old
-        // events by id.
         let eventID = ObjectID.random(.event, at: now).rawValue
-        // An id for each endpoint the merchant may have (at most webhookEndpointLimit).
-        let deliveryIDs = (0..<Payments.webhookEndpointLimit).map { _ in ObjectID.random(.webhookDelivery).rawValue }
-        let query = try Self.settle(
-            pending.id,
+        let item = Settling(
+            transactionID: pending.id,
             merchantID: pending.merchantID,
-            as: settlement,
+            settlement: settlement,
             event: draft.map { (id: eventID, type: $0.type, body: Data($0.body(id: eventID, at: now))) },
-            deliveryIDs: deliveryIDs,
             answer: answer,
-            at: now
+            at: now.stored
         )
-        let rows = try await rows(Prepared<SettleTransaction>(query))
-        return try rows.first?.decode(Int.self) == 1 ? record : nil
+        let settled = try await settlements.submit(item) { [self] items in try await settle(items) }.get()
+        return settled ? record : nil
     }
 
-    /// The statement is prepared once per connection, and a parameter's type is fixed by its
-    /// first use (a recovery's NULL length made it `integer`, and a later 8-byte Int was refused):
-    /// the card's length is bound as a 4-byte integer, cast as the column is.
+    /// Settles a batch of charges (``Batches``) in one statement, so one round trip and one
+    /// commit for all: each charge settled if it is still pending (of two servers settling
+    /// one, a request and a recovery, one changes it), with its event and a delivery to each
+    /// of its merchant's endpoints that takes the event's type, and the answer to its
+    /// Idempotency-Key, written only if it was. When the statement fails for something other
+    /// than the database being away (a deadlock with another server's batch, which PostgreSQL
+    /// ends by failing one), each charge is settled on its own, so that one charge's fault is
+    /// not the others'.
+    func settle(_ items: [Settling]) async throws -> [Result<Bool, any Error>] {
+        do {
+            return try await settleTogether(items).map { .success($0) }
+        } catch let error where items.count > 1 && !(error is StoreUnavailable) {
+            var results: [Result<Bool, any Error>] = []
+            for item in items {
+                do {
+                    results.append(.success(try await settleTogether([item])[0]))
+                } catch {
+                    results.append(.failure(error))
+                }
+            }
+            return results
+        }
+    }
+
+    private func settleTogether(_ items: [Settling]) async throws -> [Bool] {
+        let rows = try await rows(Prepared<SettleTransactions>(Self.settleStatement(items)))
+        var settled = Set<Int>()
+        for row in rows { settled.insert(Int(try row.decode(Int64.self))) }
+        return items.indices.map { settled.contains($0 + 1) }
+    }
+
+    /// A charge's settlement as ``settle(_:)`` writes it: `event` is nil when events are not
+    /// kept.
+    struct Settling: Sendable {
+        let transactionID: String
+        let merchantID: String
+        let settlement: Settlement
+        let event: (id: String, type: String, body: Data)?
+        let answer: IdempotentAnswer?
+        let at: Date
+    }
+
+    /// The statement of ``settle(_:)``: the charges as arrays of their values, one row each
+    /// (`n` its place, from 1), and the places of the charges it settled.
     ///
-    /// The statement of ``settleTransaction(_:as:events:answer:)`` outside a checkout session:
-    /// `event` is the settlement's event (nil when events are not kept). The answer's status is
-    /// bound as a 4-byte integer, as its column is, for the same reason.
-    static func settle(
-        _ transactionID: String,
-        merchantID: String,
-        as settlement: Settlement,
-        event: (id: String, type: String, body: Data)?,
-        deliveryIDs: [String],
-        answer: IdempotentAnswer?,
-        at now: Date
-    ) throws -> PostgresQuery {
-        try """
-        WITH settled AS (
-          UPDATE "transaction" SET status = \(settlement.status), decline_code = \(settlement.declineCode),
-            processor_reference = \(settlement.processorReference),
-            payment_method_id = COALESCE(\(settlement.paymentMethodID), payment_method_id),
-            pan_length = COALESCE(\(settlement.panLength.map(Int32.init))::integer, pan_length)
-          WHERE id = \(transactionID) AND status = 'pending'
-          RETURNING id),
-        takers AS (
-          SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS n FROM webhook_endpoint
-          WHERE \(event != nil) AND merchant_id = \(merchantID) AND deleted_at IS NULL
-            AND (events IS NULL OR \(event?.type ?? "") = ANY (string_to_array(events, ',')))
-            AND EXISTS (SELECT 1 FROM settled)),
-        event AS (
-          INSERT INTO webhook_event (id, merchant_id, type, body, created_at)
-          SELECT \(event?.id ?? ""), \(merchantID), \(event?.type ?? ""), \(event?.body ?? Data()),
-            \(now.stored)
-          WHERE \(event != nil) AND EXISTS (SELECT 1 FROM settled)
-          RETURNING id),
-        deliveries AS (
-          INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts,
-            next_attempt_at, created_at)
-          SELECT (\(deliveryIDs)::text[])[takers.n::integer], \(merchantID), takers.id, event.id, \(event?.type ?? ""),
-            'pending', 0, \(now.stored), \(now.stored)
-          FROM takers, event
-          RETURNING id),
-        answered AS (
-          UPDATE idempotency_key SET status = \(answer.map { Int32($0.status) }), body = \(answer?.body), key_id = \(answer?.keyID)
-          WHERE merchant_id = \(answer?.merchantID) AND key = \(answer?.key) AND status IS NULL AND EXISTS (SELECT 1 FROM settled))
-        SELECT (SELECT count(*) FROM settled), (SELECT count(*) FROM deliveries)
-        """
+    /// postgres-nio binds no NULL inside an array: a value that may be missing is bound as ''
+    /// or 0 and read back as NULL (no code, reference, id or length is ever empty or 0). The
+    /// statement is prepared once per connection, and its text is the same for every batch.
+    /// A delivery's id is taken from `delivery_ids`, webhookEndpointLimit of them for each
+    /// charge (a merchant has at most that many endpoints), made before it is known how many
+    /// are needed.
+    static func settleStatement(_ items: [Settling]) -> PostgresQuery {
+        let limit = Payments.webhookEndpointLimit
+        let deliveryIDs = items.flatMap { _ in (0..<limit).map { _ in ObjectID.random(.webhookDelivery).rawValue } }
+        return """
+            WITH item AS (
+              SELECT * FROM unnest(\(items.map(\.transactionID))::text[], \(items.map(\.merchantID))::text[],
+                \(items.map(\.settlement.status))::text[], \(items.map { $0.settlement.declineCode ?? "" })::text[],
+                \(items.map { $0.settlement.processorReference ?? "" })::text[],
+                \(items.map { $0.settlement.paymentMethodID ?? "" })::text[],
+                \(items.map { Int32($0.settlement.panLength ?? 0) })::integer[],
+                \(items.map { $0.event != nil })::boolean[], \(items.map { $0.event?.id ?? "" })::text[],
+                \(items.map { $0.event?.type ?? "" })::text[], \(items.map { ByteBuffer(bytes: $0.event?.body ?? Data()) })::bytea[],
+                \(items.map(\.at))::timestamptz[],
+                \(items.map { $0.answer != nil })::boolean[], \(items.map { $0.answer?.merchantID ?? "" })::text[],
+                \(items.map { $0.answer?.key ?? "" })::text[], \(items.map { Int32($0.answer?.status ?? 0) })::integer[],
+                \(items.map { ByteBuffer(bytes: $0.answer?.body ?? Data()) })::bytea[], \(items.map { $0.answer?.keyID ?? "" })::text[])
+                WITH ORDINALITY AS i(id, merchant_id, status, decline_code, processor_reference, payment_method_id, pan_length,
+                  has_event, event_id, event_type, event_body, at, has_answer, answer_merchant_id, answer_key, answer_status,
+                  answer_body, answer_key_id, n)),
+            settled AS (
+              UPDATE "transaction" t SET status = item.status, decline_code = NULLIF(item.decline_code, ''),
+                processor_reference = NULLIF(item.processor_reference, ''),
+                payment_method_id = COALESCE(NULLIF(item.payment_method_id, ''), t.payment_method_id),
+                pan_length = COALESCE(NULLIF(item.pan_length, 0), t.pan_length)
+              FROM item
+              WHERE t.id = item.id AND t.status = 'pending'
+              RETURNING item.n),
+            done AS (
+              SELECT item.* FROM item JOIN settled ON settled.n = item.n),
+            event AS (
+              INSERT INTO webhook_event (id, merchant_id, type, body, created_at)
+              SELECT event_id, merchant_id, event_type, event_body, at FROM done WHERE has_event
+              RETURNING id),
+            takers AS (
+              SELECT done.n, w.id, ROW_NUMBER() OVER (PARTITION BY done.n ORDER BY w.id) AS k
+              FROM done JOIN webhook_endpoint w ON w.merchant_id = done.merchant_id
+              WHERE done.has_event AND w.deleted_at IS NULL
+                AND (w.events IS NULL OR done.event_type = ANY (string_to_array(w.events, ',')))),
+            deliveries AS (
+              INSERT INTO webhook_delivery (id, merchant_id, endpoint_id, event_id, event_type, status, attempts,
+                next_attempt_at, created_at)
+              SELECT (\(deliveryIDs)::text[])[(takers.n::integer - 1) * \(Int32(limit)) + takers.k::integer], done.merchant_id,
+                takers.id, event.id, done.event_type, 'pending', 0, done.at, done.at
+              FROM takers JOIN done ON done.n = takers.n JOIN event ON event.id = done.event_id),
+            answered AS (
+              UPDATE idempotency_key k SET status = done.answer_status, body = done.answer_body, key_id = done.answer_key_id
+              FROM done
+              WHERE done.has_answer AND k.merchant_id = done.answer_merchant_id AND k.key = done.answer_key AND k.status IS NULL)
+            SELECT n FROM settled
+            """
     }
 
-    enum SettleTransaction: PreparedText {
-        static let sql = try! settle(
-            "",
-            merchantID: "",
-            as: Settlement(status: ""),
-            event: nil,
-            deliveryIDs: [],
-            answer: nil,
-            at: .distantPast
-        ).sql
+    enum SettleTransactions: PreparedText {
+        static let sql = settleStatement([]).sql
     }
 
     /// A charge on a checkout session's page that succeeded: settled, its event written, and

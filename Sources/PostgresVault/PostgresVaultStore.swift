@@ -26,6 +26,9 @@ public final class PostgresVaultStore: VaultStore {
     /// ``watchdog`` when their wait is over or their connection closed.
     private let watched = Watched()
     private let watchdog: Task<Void, Never>
+    /// Charges' settlements, written a batch at a time (``settleTransaction(_:as:events:answer:)``):
+    /// two batches at once (one lane or four did no better under load), of at most 32 charges.
+    let settlements = Batches<Settling, Result<Bool, any Error>>(lanes: 2, size: 32)
 
     private init(settings: PostgresSettings, logger: Logger) throws {
         let client = PostgresClient(configuration: try settings.clientConfiguration(), backgroundLogger: logger)

@@ -1,8 +1,9 @@
 import Foundation
-import PostgresVault
 import StoreTestSupport
+import Synchronization
 import Testing
 
+@testable import PostgresVault
 @testable import Tokenizer
 
 /// What only the PostgreSQL store has: its URL, its migrations, its locks between servers, and
@@ -103,6 +104,147 @@ struct PostgresVaultTests {
         #expect(try await store.strings(sql: "SELECT status FROM webhook_delivery") == ["pending"])
         #expect(try await WebhookTests.due(payments).isEmpty)
         #expect(try await store.strings(sql: "SELECT status FROM webhook_delivery") == ["canceled"])
+    }
+
+    @Test("charges settled in one batch: each its own outcome, event, deliveries and kept answer; one settled already changes nothing")
+    func settlementBatch() async throws {
+        let fixture = try await VaultFixture(.postgres)
+        let (merchant, store) = (fixture.merchantID, try #require(fixture.vault.store as? PostgresVaultStore))
+        let payments = WebhookTests.payments(fixture)
+        let all = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: merchant)
+        let declines = try await payments.createWebhookEndpoint(
+            url: "https://shop.example/declines",
+            events: ["transaction.declined"],
+            merchantID: merchant
+        )
+        for (id, status) in [
+            ("tx_1", "pending"), ("tx_2", "pending"), ("tx_3", "pending"), ("tx_4", "pending"), ("tx_5", "pending"), ("tx_6", "succeeded"),
+        ] {
+            let record = TransactionRecord(
+                id: id,
+                merchantID: merchant,
+                status: status,
+                amount: 500,
+                currency: "EUR",
+                refundedAmount: 0,
+                brand: "visa",
+                bin: "424242",
+                last4: "4242",
+                expMonth: 12,
+                expYear: 2030,
+                createdAt: fixture.clock.now
+            )
+            try await store.insertTransaction(record, events: nil)
+        }
+        func item(_ id: String, _ settlement: Settlement, event: String? = nil, answer: IdempotentAnswer? = nil) -> PostgresVaultStore.Settling {
+            PostgresVaultStore.Settling(
+                transactionID: id,
+                merchantID: merchant,
+                settlement: settlement,
+                event: event.map { (id: "evt_\(id)", type: $0, body: Data("{\"of\":\"\(id)\"}".utf8)) },
+                answer: answer,
+                at: fixture.clock.now
+            )
+        }
+        let keys = IdempotencyKeys(vault: fixture.vault)
+        let results = Mutex<[Bool]>([])
+        _ = try await keys.run(merchantID: merchant, key: "order-5", request: Array("charge".utf8)) { keeper in
+            let answer = try keeper.answer(status: 201, body: Data("settled tx_5".utf8))
+            let batch = [
+                item("tx_1", Settlement(status: "succeeded", processorReference: "ref_1"), event: "transaction.succeeded"),
+                item(
+                    "tx_2",
+                    Settlement(status: "declined", declineCode: "card_declined", processorReference: "ref_2"),
+                    event: "transaction.declined"
+                ),
+                item("tx_3", Settlement(status: "succeeded", processorReference: "ref_3")),
+                item("tx_6", Settlement(status: "failed"), event: "transaction.failed"),
+                item("tx_4", Settlement(status: "succeeded", panLength: 16)),
+                item("tx_5", Settlement(status: "succeeded", processorReference: "ref_5"), event: "transaction.succeeded", answer: answer),
+            ]
+            let settled = try await store.settle(batch).map { try $0.get() }
+            results.withLock { $0 = settled }
+            return (500, Data("returned".utf8))
+        }
+        #expect(results.withLock { $0 } == [true, true, true, false, true, true])
+        let rows = try await store.strings(
+            sql:
+                #"SELECT id || ' ' || status || ' ' || coalesce(decline_code, '-') || ' ' || coalesce(processor_reference, '-') || ' ' || coalesce(pan_length::text, '-') FROM "transaction" ORDER BY id"#
+        )
+        #expect(
+            rows == [
+                "tx_1 succeeded - ref_1 -", "tx_2 declined card_declined ref_2 -", "tx_3 succeeded - ref_3 -", "tx_4 succeeded - - 16",
+                "tx_5 succeeded - ref_5 -", "tx_6 succeeded - - -",
+            ]
+        )
+        #expect(
+            try await store.strings(sql: "SELECT id || ' ' || type FROM webhook_event ORDER BY id") == [
+                "evt_tx_1 transaction.succeeded", "evt_tx_2 transaction.declined", "evt_tx_5 transaction.succeeded",
+            ]
+        )
+        let deliveries = try await store.strings(sql: "SELECT event_id || ' ' || endpoint_id || ' ' || event_type FROM webhook_delivery ORDER BY 1")
+        #expect(
+            deliveries == [
+                "evt_tx_1 \(all.endpoint.id) transaction.succeeded", "evt_tx_2 \(min(all.endpoint.id, declines.endpoint.id)) transaction.declined",
+                "evt_tx_2 \(max(all.endpoint.id, declines.endpoint.id)) transaction.declined", "evt_tx_5 \(all.endpoint.id) transaction.succeeded",
+            ]
+        )
+        #expect(Set(try await store.strings(sql: "SELECT id FROM webhook_delivery")).count == 4, "each delivery an id of its own")
+        // The key's answer is the one the settling write kept, not the one the run returned.
+        let replay = try await keys.run(merchantID: merchant, key: "order-5", request: Array("charge".utf8)) {
+            Issue.record("the request ran again")
+            return (500, Data())
+        }
+        guard case .answered(201, let body, true) = replay else {
+            Issue.record("not replayed: \(replay)")
+            return
+        }
+        #expect(body == Data("settled tx_5".utf8))
+    }
+
+    @Test("a batch that fails for one charge's fault is settled charge by charge: the others settle, that one fails alone")
+    func settlementBatchFault() async throws {
+        let fixture = try await VaultFixture(.postgres)
+        let (merchant, store) = (fixture.merchantID, try #require(fixture.vault.store as? PostgresVaultStore))
+        for id in ["tx_1", "tx_2", "tx_3"] {
+            let record = TransactionRecord(
+                id: id,
+                merchantID: merchant,
+                status: "pending",
+                amount: 500,
+                currency: "EUR",
+                refundedAmount: 0,
+                brand: "visa",
+                bin: "424242",
+                last4: "4242",
+                expMonth: 12,
+                expYear: 2030,
+                createdAt: fixture.clock.now
+            )
+            try await store.insertTransaction(record, events: nil)
+        }
+        try await store.execute(
+            sql: "INSERT INTO webhook_event (id, merchant_id, type, body, created_at) VALUES ('evt_taken', '\(merchant)', 'x', '', now())"
+        )
+        let batch = ["tx_1", "tx_2", "tx_3"].map { id in
+            PostgresVaultStore.Settling(
+                transactionID: id,
+                merchantID: merchant,
+                settlement: Settlement(status: "succeeded"),
+                // tx_2's event id is taken: its insert fails, and with it the batch's statement.
+                event: (id: id == "tx_2" ? "evt_taken" : "evt_\(id)", type: "transaction.succeeded", body: Data("{}".utf8)),
+                answer: nil,
+                at: fixture.clock.now
+            )
+        }
+        let results = try await store.settle(batch)
+        #expect(results.map { (try? $0.get()) ?? false } == [true, false, true])
+        if case .success = results[1] { Issue.record("the charge whose event could not be written settled") }
+        #expect(
+            try await store.strings(sql: #"SELECT id || ' ' || status FROM "transaction" ORDER BY id"#) == [
+                "tx_1 succeeded", "tx_2 pending", "tx_3 succeeded",
+            ]
+        )
     }
 
     @Test("only the configuration tables check their merchant: a row written per request locks no merchant row")
