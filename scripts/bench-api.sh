@@ -82,9 +82,11 @@ load() {
     for pid in "${pids[@]}"; do wait "$pid"; done
 }
 
-# A transactions run, output in $1.N, spending tokens made just before it by an unmeasured run.
+# A transactions run, output in $1.N, spending tokens made just before it by an unmeasured run
+# twice as long (charges on PostgreSQL run nearly as fast as token creations: a run that ran
+# out of tokens would be measuring 404s).
 charges() {
-    COLLECT_TOKENS=1 load "$work/collect" /v1/tokens scripts/bench-api/tokens.lua
+    COLLECT_TOKENS=1 seconds=$((seconds * 2)) load "$work/collect" /v1/tokens scripts/bench-api/tokens.lua
     load "$1" /v1/transactions scripts/bench-api/transactions.lua
 }
 

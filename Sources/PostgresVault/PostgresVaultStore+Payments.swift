@@ -205,24 +205,9 @@ extension PostgresVaultStore {
     /// commit for all: each charge settled if it is still pending (of two servers settling
     /// one, a request and a recovery, one changes it), with its event and a delivery to each
     /// of its merchant's endpoints that takes the event's type, and the answer to its
-    /// Idempotency-Key, written only if it was. When the statement fails for something other
-    /// than the database being away (a deadlock with another server's batch, which PostgreSQL
-    /// ends by failing one), each charge is settled on its own, so that one charge's fault is
-    /// not the others'.
+    /// Idempotency-Key, written only if it was.
     func settle(_ items: [Settling]) async throws -> [Result<Bool, any Error>] {
-        do {
-            return try await settleTogether(items).map { .success($0) }
-        } catch let error where items.count > 1 && !(error is StoreUnavailable) {
-            var results: [Result<Bool, any Error>] = []
-            for item in items {
-                do {
-                    results.append(.success(try await settleTogether([item])[0]))
-                } catch {
-                    results.append(.failure(error))
-                }
-            }
-            return results
-        }
+        try await Self.inBatchOrAlone(items) { [self] in try await settleTogether($0) }
     }
 
     private func settleTogether(_ items: [Settling]) async throws -> [Bool] {

@@ -155,83 +155,146 @@ extension PostgresVaultStore {
         at now: Date,
         charge: PendingCharge?
     ) async throws -> TokenSpend {
-        // One statement, so one round trip and one commit: the token's row locked, its card
-        // data erased and the token as it was (its card, for the charge) given back, and the
-        // pending charge written with it, or nothing at all. Of concurrent spenders on any
-        // server, the row lock lets one through; the others find the token used when they get
-        // the row, and change nothing. A charge's key claim comes first: the insert of a
-        // second request with the key waits for the first's transaction, then makes nothing,
-        // and its spend does not go ahead.
-        let query = Self.spend(id: id, merchantID: merchantID, amount: amount, currency: currency, at: now, charge: charge)
-        let claiming = charge?.keyClaim != nil
-        let rows = try await claiming ? rows(Prepared<SpendTokenClaimingKey>(query)) : rows(Prepared<SpendToken>(query))
-        guard let row = rows.first else { throw PostgresStoreError(state: "", message: "the token's spend returned no row") }
-        let cells = row.makeRandomAccess()
-        if claiming, try cells[cells.count - 1].decode(Int.self) == 0 { return .keyTaken }
-        if cells[0].bytes != nil {
-            let token = try Self.token(row)
+        // Written a batch at a time (``spend(_:)``): one statement, so one round trip and one
+        // commit, for the spends under way together.
+        let item = Spending(tokenID: id, merchantID: merchantID, amount: amount, currency: currency, at: now, charge: charge)
+        let spends = charge?.keyClaim != nil ? keyedSpends : self.spends
+        switch try await spends.submit(item, work: { [self] items in try await spend(items) }).get() {
+        case .spent(let token):
             return .spent(token, charge: charge.map { TransactionRecord(pending: $0, token: token, amount: amount, currency: currency) })
+        case .keyTaken:
+            return .keyTaken
+        case .notSpent:
+            guard let token = try await self.token(id: id, merchantID: merchantID) else { return .notFound }
+            return token.refusal(amount: amount, currency: currency, at: now)
         }
-        guard let token = try await self.token(id: id, merchantID: merchantID) else { return .notFound }
-        return token.refusal(amount: amount, currency: currency, at: now)
     }
 
-    /// The statement of ``spendToken(id:merchantID:amount:currency:at:charge:)``: one row, the
-    /// spent token's columns (NULL when it was not spent), then the charges recorded and the
-    /// key claims made (0 or 1 each). Two prepared texts: without a key claim, the claim is a
-    /// plain SELECT that nothing reads, which PostgreSQL does not run (an insert would cost
-    /// every unkeyed charge its start-up).
-    static func spend(id: String, merchantID: String, amount: Int, currency: String, at now: Date, charge: PendingCharge?) -> PostgresQuery {
-        let claim = charge?.keyClaim
-        let claiming = claim != nil
+    /// A token's spend as ``spend(_:)`` writes it.
+    struct Spending: Sendable {
+        let tokenID: String
+        let merchantID: String
+        let amount: Int
+        let currency: String
+        let at: Date
+        let charge: PendingCharge?
+    }
+
+    /// What a spend in a batch did: the token as it was before (its card, for the charge), or
+    /// its key was another request's (nothing written), or it was not spent (the token used,
+    /// expired, bound to another amount, or not this merchant's: the caller reads which).
+    enum SpendOutcome: Sendable {
+        case spent(TokenRecord)
+        case keyTaken
+        case notSpent
+    }
+
+    /// Spends a batch of tokens (``Batches``) in one statement: each token's row locked, its
+    /// card data erased and the token as it was given back, and its pending charge written
+    /// with it, or nothing at all for it. Of concurrent spenders of one token, in one batch or
+    /// on any server, the row lock lets one through; the others find the token used when they
+    /// get the row, and change nothing. A charge's key claim comes first: the claim of a
+    /// second request with the key waits for the first's transaction, then makes nothing, and
+    /// its spend does not go ahead. A key twice in one batch is claimed by the first; the
+    /// later ones are taken, and write nothing.
+    func spend(_ items: [Spending]) async throws -> [Result<SpendOutcome, any Error>] {
+        var keys = Set<[String]>()
+        let repeated = items.map { item in
+            item.charge?.keyClaim.map { !keys.insert([$0.merchantID, $0.key]).inserted } ?? false
+        }
+        let writing = items.indices.filter { !repeated[$0] }
+        let written = try await Self.inBatchOrAlone(writing.map { items[$0] }) { [self] in try await spendTogether($0) }
+        var results = items.map { _ in Result<SpendOutcome, any Error>.success(.keyTaken) }
+        for (index, result) in zip(writing, written) { results[index] = result }
+        return results
+    }
+
+    private func spendTogether(_ items: [Spending]) async throws -> [SpendOutcome] {
+        let claiming = items.contains { $0.charge?.keyClaim != nil }
+        let query = Self.spendStatement(items, claiming: claiming)
+        let rows = try await claiming ? rows(Prepared<SpendTokensClaimingKeys>(query)) : rows(Prepared<SpendTokens>(query))
+        guard rows.count == items.count else {
+            throw PostgresStoreError(state: "", message: "the tokens' spend returned \(rows.count) rows for \(items.count)")
+        }
+        return try rows.map { row in
+            let cells = row.makeRandomAccess()
+            if try cells[cells.count - 1].decode(Bool.self) == false { return .keyTaken }
+            return cells[0].bytes != nil ? .spent(try Self.token(row)) : .notSpent
+        }
+    }
+
+    /// The statement of ``spend(_:)``: one row for each token in the batch's order, the spent
+    /// token's columns (NULL when it was not spent), its place in the batch, and whether its
+    /// key was claimed (true without a key). Two prepared texts: without key claims, the claim
+    /// is a plain SELECT of nothing, which PostgreSQL does not run (an insert would cost every
+    /// unkeyed charge its start-up). A batch's keys are all different (``spend(_:)``).
+    ///
+    /// postgres-nio binds no NULL inside an array: an id that may be missing is bound as ''
+    /// and read back as NULL (no id is empty); a description, which may be empty, has a flag.
+    /// Tokens are locked in the order of their ids, so that two batches never wait for each
+    /// other's locks.
+    static func spendStatement(_ items: [Spending], claiming: Bool) -> PostgresQuery {
+        let claims = items.map { $0.charge?.keyClaim }
         return """
-            WITH claim AS (
-              \(unescaped: claiming ? "INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until) SELECT" : "SELECT")
-                \(merchantID), \(claim?.key), \(claim?.requestHash), \(claim?.createdAt.stored), \(claim?.leaseUntil.stored)
-              \(unescaped: claiming ? "ON CONFLICT (merchant_id, key) DO NOTHING RETURNING 1" : "")),
+            WITH item AS (
+              SELECT * FROM unnest(\(items.map(\.tokenID))::text[], \(items.map(\.merchantID))::text[],
+                \(items.map(\.amount))::bigint[], \(items.map(\.currency))::text[], \(items.map(\.at.stored))::timestamptz[],
+                \(items.map { $0.charge != nil })::boolean[], \(items.map { $0.charge?.transactionID ?? "" })::text[],
+                \(items.map { $0.charge?.description != nil })::boolean[], \(items.map { $0.charge?.description ?? "" })::text[],
+                \(items.map { $0.charge?.clientID ?? "" })::text[], \(items.map { ($0.charge?.createdAt ?? $0.at).stored })::timestamptz[],
+                \(items.map { $0.charge?.idempotencyKey ?? "" })::text[], \(items.map { $0.charge?.checkoutSessionID ?? "" })::text[],
+                \(claims.map { $0 != nil })::boolean[], \(claims.map { $0?.merchantID ?? "" })::text[], \(claims.map { $0?.key ?? "" })::text[],
+                \(claims.map { $0?.requestHash ?? "" })::text[], \(claims.map { ($0?.createdAt ?? .distantPast).stored })::timestamptz[],
+                \(claims.map { ($0?.leaseUntil ?? .distantPast).stored })::timestamptz[])
+                WITH ORDINALITY AS i(id, merchant_id, amount, currency, at, has_charge, transaction_id, has_description, description,
+                  client_id, created_at, idempotency_key, checkout_session_id, has_claim, claim_merchant_id, claim_key, claim_hash,
+                  claim_created_at, claim_lease_until, n)),
+            claim AS (
+              \(unescaped: claiming
+                ? """
+                INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until)
+                  SELECT claim_merchant_id, claim_key, claim_hash, claim_created_at, claim_lease_until FROM item WHERE has_claim
+                  ON CONFLICT (merchant_id, key) DO NOTHING RETURNING merchant_id, key
+                """
+                : "SELECT claim_merchant_id AS merchant_id, claim_key AS key FROM item WHERE false")),
+            going AS (
+              SELECT item.* FROM item
+              WHERE NOT item.has_claim
+                OR EXISTS (SELECT 1 FROM claim WHERE claim.merchant_id = item.claim_merchant_id AND claim.key = item.claim_key)),
             old AS (
-              SELECT id, sealed_card, sealed_cvc FROM token WHERE id = \(id) AND merchant_id = \(merchantID)
-                \(unescaped: claiming ? "AND EXISTS (SELECT 1 FROM claim)" : "")
+              SELECT t.id, t.sealed_card, t.sealed_cvc FROM token t
+              WHERE (t.id, t.merchant_id) IN (SELECT id, merchant_id FROM going)
+              ORDER BY t.id
               FOR UPDATE),
             spent AS (
-              UPDATE token t SET used_at = \(now.stored), sealed_card = NULL, sealed_cvc = NULL
-              FROM old
-              WHERE t.id = old.id AND t.used_at IS NULL AND t.expires_at > \(now.stored)
-                AND (t.amount IS NULL OR t.amount = \(amount)) AND (t.currency IS NULL OR t.currency = \(currency))
-              RETURNING t.id, t.merchant_id, t.brand, t.bin, t.last4, t.exp_month, t.exp_year, t.fingerprint, t.key_id,
+              UPDATE token t SET used_at = going.at, sealed_card = NULL, sealed_cvc = NULL
+              FROM old JOIN going ON going.id = old.id
+              WHERE t.id = old.id AND t.merchant_id = going.merchant_id AND t.used_at IS NULL AND t.expires_at > going.at
+                AND (t.amount IS NULL OR t.amount = going.amount) AND (t.currency IS NULL OR t.currency = going.currency)
+              RETURNING going.n, t.id, t.merchant_id, t.brand, t.bin, t.last4, t.exp_month, t.exp_year, t.fingerprint, t.key_id,
                 old.sealed_card, old.sealed_cvc, t.amount, t.currency, t.created_at, t.expires_at, t.used_at),
             charge AS (
               INSERT INTO "transaction" (\(unescaped: Self.transactionColumns))
-              SELECT \(charge?.transactionID), merchant_id, 'pending', \(amount), \(currency), 0, \(charge?.description),
-                \(charge?.clientID), NULL, id, NULL, NULL, brand, bin, last4, exp_month, exp_year,
-                \(charge?.createdAt.stored), \(charge?.idempotencyKey), \(charge?.checkoutSessionID), NULL
-              FROM spent WHERE \(charge != nil)
-              RETURNING id)
-            SELECT spent.*, (SELECT count(*) FROM charge), \(unescaped: claiming ? "(SELECT count(*) FROM claim)" : "0::bigint")
-            FROM (SELECT 1) AS one LEFT JOIN spent ON true
+              SELECT item.transaction_id, spent.merchant_id, 'pending', item.amount, item.currency, 0,
+                CASE WHEN item.has_description THEN item.description END, NULLIF(item.client_id, ''), NULL, spent.id, NULL, NULL,
+                spent.brand, spent.bin, spent.last4, spent.exp_month, spent.exp_year, item.created_at,
+                NULLIF(item.idempotency_key, ''), NULLIF(item.checkout_session_id, ''), NULL
+              FROM spent JOIN item ON item.n = spent.n
+              WHERE item.has_charge)
+            SELECT spent.id, spent.merchant_id, spent.brand, spent.bin, spent.last4, spent.exp_month, spent.exp_year, spent.fingerprint,
+              spent.key_id, spent.sealed_card, spent.sealed_cvc, spent.amount, spent.currency, spent.created_at, spent.expires_at,
+              spent.used_at, item.n, NOT item.has_claim OR EXISTS (SELECT 1 FROM going WHERE going.n = item.n)
+            FROM item LEFT JOIN spent ON spent.n = item.n
+            ORDER BY item.n
             """
     }
 
-    enum SpendToken: PreparedText {
-        static let sql = spend(id: "", merchantID: "", amount: 0, currency: "", at: .distantPast, charge: nil).sql
+    enum SpendTokens: PreparedText {
+        static let sql = spendStatement([], claiming: false).sql
     }
 
-    enum SpendTokenClaimingKey: PreparedText {
-        static let sql = spend(
-            id: "",
-            merchantID: "",
-            amount: 0,
-            currency: "",
-            at: .distantPast,
-            charge: PendingCharge(
-                transactionID: "",
-                description: nil,
-                clientID: nil,
-                idempotencyKey: nil,
-                createdAt: .distantPast,
-                keyClaim: IdempotencyKeyClaim(merchantID: "", key: "", requestHash: "", createdAt: .distantPast, leaseUntil: .distantPast)
-            )
-        ).sql
+    enum SpendTokensClaimingKeys: PreparedText {
+        static let sql = spendStatement([], claiming: true).sql
     }
 
     public func purgeTokenCardData(before now: Date, limit: Int) async throws -> Int {

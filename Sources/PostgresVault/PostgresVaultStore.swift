@@ -29,6 +29,10 @@ public final class PostgresVaultStore: VaultStore {
     /// Charges' settlements, written a batch at a time (``settleTransaction(_:as:events:answer:)``):
     /// two batches at once (one lane or four did no better under load), of at most 32 charges.
     let settlements = Batches<Settling, Result<Bool, any Error>>(lanes: 2, size: 32)
+    /// Tokens' spends, the same way (``spendToken(id:merchantID:amount:currency:at:charge:)``),
+    /// with and without key claims apart (each its own statement).
+    let spends = Batches<Spending, Result<SpendOutcome, any Error>>(lanes: 2, size: 32)
+    let keyedSpends = Batches<Spending, Result<SpendOutcome, any Error>>(lanes: 2, size: 32)
 
     private init(settings: PostgresSettings, logger: Logger) throws {
         let client = PostgresClient(configuration: try settings.clientConfiguration(), backgroundLogger: logger)

@@ -247,6 +247,86 @@ struct PostgresVaultTests {
         )
     }
 
+    @Test("tokens spent in one batch: each spent once with its charge, or refused for its own reason; a key twice in a batch claimed once")
+    func spendBatch() async throws {
+        let fixture = try await VaultFixture(.postgres)
+        // The tokens made as GroupCommitTests makes them: now, for 300 s.
+        let (merchant, store, now) = (fixture.merchantID, try #require(fixture.vault.store as? PostgresVaultStore), Date())
+        let other = try await fixture.vault.createMerchant(named: "other").merchant.id
+        for id in ["tok_a", "tok_b", "tok_c", "tok_d", "tok_e", "tok_f", "tok_g", "tok_h"] {
+            var token = GroupCommitTests.record(id, merchantID: merchant)
+            if id == "tok_d" { token.amount = 700 }
+            try await store.insertToken(token)
+        }
+        func charge(_ id: String, description: String? = nil, key: String? = nil) -> PendingCharge {
+            PendingCharge(
+                transactionID: id,
+                description: description,
+                clientID: nil,
+                idempotencyKey: key,
+                createdAt: now,
+                keyClaim: key.map { IdempotencyKeyClaim(merchantID: merchant, key: $0, requestHash: "hash", createdAt: now, leaseUntil: now + 30) }
+            )
+        }
+        func spending(_ token: String, merchant: String = merchant, at: Date = now, charge: PendingCharge? = nil) -> PostgresVaultStore.Spending {
+            PostgresVaultStore.Spending(tokenID: token, merchantID: merchant, amount: 500, currency: "EUR", at: at, charge: charge)
+        }
+        func outcomes(_ results: [Result<PostgresVaultStore.SpendOutcome, any Error>]) throws -> [String] {
+            try results.map {
+                switch try $0.get() {
+                case .spent(let token): "spent \(token.id)"
+                case .keyTaken: "key taken"
+                case .notSpent: "not spent"
+                }
+            }
+        }
+        let unkeyed = try await store.spend([
+            spending("tok_a", charge: charge("tx_a", description: "")),
+            spending("tok_a", charge: charge("tx_a2")),
+            spending("tok_b", merchant: other, charge: charge("tx_b")),
+            spending("tok_c", at: now + 3600, charge: charge("tx_c")),
+            spending("tok_d", charge: charge("tx_d")),
+            spending("tok_e"),
+        ])
+        #expect(try outcomes(unkeyed) == ["spent tok_a", "not spent", "not spent", "not spent", "not spent", "spent tok_e"])
+        // The card as it was before the spend erased it, for the charge.
+        if case .success(.spent(let token)) = unkeyed[0] { #expect(token.sealedCard == Data([1, 2, 3]) && token.usedAt != nil) }
+
+        // tok_h's key is another request's already.
+        _ = try await store.claimIdempotency(
+            merchantID: merchant,
+            key: "order-h",
+            requestHash: "other",
+            now: now,
+            window: 86400,
+            leaseUntil: now + 30
+        )
+        let keyed = try await store.spend([
+            spending("tok_f", charge: charge("tx_f", key: "order-f")),
+            spending("tok_g", charge: charge("tx_g", key: "order-f")),
+            spending("tok_h", charge: charge("tx_h", key: "order-h")),
+        ])
+        #expect(try outcomes(keyed) == ["spent tok_f", "key taken", "key taken"])
+
+        let tokens = try await store.strings(
+            sql: "SELECT id || ' ' || (used_at IS NOT NULL) || ' ' || (sealed_card IS NOT NULL) FROM token ORDER BY id"
+        )
+        #expect(
+            tokens == [
+                "tok_a true false", "tok_b false true", "tok_c false true", "tok_d false true", "tok_e true false", "tok_f true false",
+                "tok_g false true", "tok_h false true",
+            ]
+        )
+        let charges = try await store.strings(
+            sql:
+                #"SELECT id || ' ' || token_id || ' ' || status || ' ' || coalesce(description, '<none>') || ' ' || coalesce(idempotency_key, '-') FROM "transaction" ORDER BY id"#
+        )
+        #expect(charges == ["tx_a tok_a pending  -", "tx_f tok_f pending <none> order-f"])
+        #expect(
+            try await store.strings(sql: "SELECT key || ' ' || request_hash FROM idempotency_key ORDER BY key") == ["order-f hash", "order-h other"]
+        )
+    }
+
     @Test("only the configuration tables check their merchant: a row written per request locks no merchant row")
     func merchantKeys() async throws {
         let store = try await PostgresVaultStore.open(try TestPostgres.newVault())
