@@ -231,8 +231,9 @@ extension PostgresVaultStore {
     ///
     /// postgres-nio binds no NULL inside an array: an id that may be missing is bound as ''
     /// and read back as NULL (no id is empty); a description, which may be empty, has a flag.
-    /// Tokens are locked in the order of their ids, so that two batches never wait for each
-    /// other's locks.
+    /// Keys are claimed in their order and tokens locked in the order of their ids, and a
+    /// batch claims all its keys before it locks a token, so that two batches (on two servers)
+    /// never each wait for the other.
     static func spendStatement(_ items: [Spending], claiming: Bool) -> PostgresQuery {
         let claims = items.map { $0.charge?.keyClaim }
         return """
@@ -254,6 +255,7 @@ extension PostgresVaultStore {
                 ? """
                 INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until)
                   SELECT claim_merchant_id, claim_key, claim_hash, claim_created_at, claim_lease_until FROM item WHERE has_claim
+                  ORDER BY claim_merchant_id, claim_key
                   ON CONFLICT (merchant_id, key) DO NOTHING RETURNING merchant_id, key
                 """
                 : "SELECT claim_merchant_id AS merchant_id, claim_key AS key FROM item WHERE false")),

@@ -106,6 +106,25 @@ struct PostgresVaultTests {
         #expect(try await store.strings(sql: "SELECT status FROM webhook_delivery") == ["canceled"])
     }
 
+    /// A charge of 500 EUR with `status`, written as it is.
+    static func insertCharge(_ id: String, status: String, _ fixture: VaultFixture) async throws {
+        let record = TransactionRecord(
+            id: id,
+            merchantID: fixture.merchantID,
+            status: status,
+            amount: 500,
+            currency: "EUR",
+            refundedAmount: 0,
+            brand: "visa",
+            bin: "424242",
+            last4: "4242",
+            expMonth: 12,
+            expYear: 2030,
+            createdAt: fixture.clock.now
+        )
+        try await fixture.vault.store.insertTransaction(record, events: nil)
+    }
+
     @Test("charges settled in one batch: each its own outcome, event, deliveries and kept answer; one settled already changes nothing")
     func settlementBatch() async throws {
         let fixture = try await VaultFixture(.postgres)
@@ -120,21 +139,7 @@ struct PostgresVaultTests {
         for (id, status) in [
             ("tx_1", "pending"), ("tx_2", "pending"), ("tx_3", "pending"), ("tx_4", "pending"), ("tx_5", "pending"), ("tx_6", "succeeded"),
         ] {
-            let record = TransactionRecord(
-                id: id,
-                merchantID: merchant,
-                status: status,
-                amount: 500,
-                currency: "EUR",
-                refundedAmount: 0,
-                brand: "visa",
-                bin: "424242",
-                last4: "4242",
-                expMonth: 12,
-                expYear: 2030,
-                createdAt: fixture.clock.now
-            )
-            try await store.insertTransaction(record, events: nil)
+            try await Self.insertCharge(id, status: status, fixture)
         }
         func item(_ id: String, _ settlement: Settlement, event: String? = nil, answer: IdempotentAnswer? = nil) -> PostgresVaultStore.Settling {
             PostgresVaultStore.Settling(
@@ -206,23 +211,7 @@ struct PostgresVaultTests {
     func settlementBatchFault() async throws {
         let fixture = try await VaultFixture(.postgres)
         let (merchant, store) = (fixture.merchantID, try #require(fixture.vault.store as? PostgresVaultStore))
-        for id in ["tx_1", "tx_2", "tx_3"] {
-            let record = TransactionRecord(
-                id: id,
-                merchantID: merchant,
-                status: "pending",
-                amount: 500,
-                currency: "EUR",
-                refundedAmount: 0,
-                brand: "visa",
-                bin: "424242",
-                last4: "4242",
-                expMonth: 12,
-                expYear: 2030,
-                createdAt: fixture.clock.now
-            )
-            try await store.insertTransaction(record, events: nil)
-        }
+        for id in ["tx_1", "tx_2", "tx_3"] { try await Self.insertCharge(id, status: "pending", fixture) }
         try await store.execute(
             sql: "INSERT INTO webhook_event (id, merchant_id, type, body, created_at) VALUES ('evt_taken', '\(merchant)', 'x', '', now())"
         )
