@@ -1,5 +1,4 @@
 import Synchronization
-import Tokenizer
 
 /// Work that many requests hand in at once, done a batch at a time, so that what would be one
 /// statement (one round trip, one commit) each is one statement for all of them. No batch
@@ -90,31 +89,5 @@ final class Batches<Item: Sendable, Result: Sendable>: Sendable {
         let taken = Array(waiting.prefix(count))
         waiting.removeFirst(taken.count)
         return taken
-    }
-}
-
-extension PostgresVaultStore {
-    /// A batch's items written by `write` in one statement; when that fails for something
-    /// other than the database being away (a deadlock with another server's batch, which
-    /// PostgreSQL ends by failing one, or one item's fault), each item on its own, so that one
-    /// item's fault is not the others'. The database away fails them all at once, rather than
-    /// each after its own wait.
-    static func inBatchOrAlone<Item: Sendable, Value: Sendable>(
-        _ items: [Item],
-        _ write: ([Item]) async throws -> [Value]
-    ) async throws -> [Result<Value, any Error>] {
-        do {
-            return try await write(items).map { .success($0) }
-        } catch let error where items.count > 1 && !(error is StoreUnavailable) {
-            var results: [Result<Value, any Error>] = []
-            for item in items {
-                do {
-                    results.append(.success(try await write([item])[0]))
-                } catch {
-                    results.append(.failure(error))
-                }
-            }
-            return results
-        }
     }
 }
