@@ -16,6 +16,16 @@ Kinds of image (the manifest's `kind`):
   embossed  raised, metallic-looking digits, flat or photographed
   back      the back of a card: stripe, signature panel, CVC, phone numbers; no card number
   other     not a card at all (a receipt, a letter) with digits but no card number
+  specimen  a sample card (1234 5678 9012 3456, 4000 1234 5678 9010, runs of 0 or 8), some with
+            SAMPLE/SPECIMEN/MUSTER printed, some without: never a card; the scanner answers status
+            "specimen"
+  failing   a genuine-looking UnionPay card whose printed 19-digit number fails the check digit:
+            the scanner answers status "unverified", reason check_digit_failed, digits as printed
+
+Sample and failing cards (files s000-...) have `pan` null and say what is printed in `printed`
+(digits only), with `specimen`, `luhn_ok`, `embossed` and `word` (the SAMPLE-like word printed,
+or null); they come from their own seeded generators after the main plan, so adding them left
+the t/h images as they were.
 
 Conditions (the manifest's `conditions`), applied on top of a kind:
   low_contrast, glare, blur, jpeg (saved as a JPEG, then as PNG), small (a small card in a
@@ -197,7 +207,13 @@ def stripes(card, rng, ink):
     card.paste(overlay, (0, 0), mask)
 
 
-def render_front(rng, number, brand, month, year, font_name, embossed=False, valid_from=None, holdout=False):
+def render_front(rng, number, brand, month, year, font_name, embossed=False, valid_from=None, holdout=False,
+                 parts=None, word=None, word_style="corner", mark=None, expiry_text=None, holder=None):
+    """A card's front. The keywords after `holdout` are for sample and failing cards only: `parts`
+    prints the number in these groups, `word` prints SAMPLE or the like (`word_style` "corner": top
+    right like the bank name, "banner": a red band right of the chip), `mark` replaces the brand's
+    mark, `expiry_text` prints a literal expiry (month None and no expiry_text: no expiry at all),
+    `holder` replaces the random holder name."""
     top, bottom, ink = card_palette(rng, embossed)
     card = gradient((CARD_W, CARD_H), top, bottom, horizontal=rng.random() < 0.5)
     if holdout and rng.random() < 0.6:
@@ -205,7 +221,7 @@ def render_front(rng, number, brand, month, year, font_name, embossed=False, val
     draw = ImageDraw.Draw(card)
     decorate_front(card, draw, rng, ink)
 
-    parts = group(number)
+    parts = parts or group(number)
     size = rng.randint(50, 58) if len(number) <= 16 else 46
     fnt = font(font_name, size)
     gap = fnt.getlength("  ")
@@ -228,25 +244,43 @@ def render_front(rng, number, brand, month, year, font_name, embossed=False, val
     date_font = font(font_name if font_name.startswith("ocr") else "dejavu-mono", 34)
     date_y = y + size + 22
     date_x = 300
-    expiry_text = f"{month:02d}/{year % 100:02d}" if rng.random() < 0.8 else f"{month:02d}/{year}"
-    if valid_from:
-        from_month, from_year = valid_from
-        draw.multiline_text((150, date_y + 2), "VALID\nFROM", font=label_font, fill=ink, spacing=2)
-        draw_text(draw, (205, date_y), f"{from_month:02d}/{from_year % 100:02d}", date_font, ink, embossed)
-        date_x = 420
-    label = rng.choice(["VALID\nUNTIL", "EXPIRY", "MONTH/YEAR"] if holdout else
-                       ["VALID\nTHRU", "GOOD\nTHRU", "EXPIRES\nEND", "EXP"])
-    draw.multiline_text((date_x, date_y + 2), label, font=label_font, fill=ink, spacing=2)
-    label_width = max(label_font.getlength(line) for line in label.split("\n"))
-    draw_text(draw, (date_x + label_width + 10, date_y), expiry_text, date_font, ink, embossed)
+    if month is not None or expiry_text is not None:
+        if expiry_text is None:
+            expiry_text = f"{month:02d}/{year % 100:02d}" if rng.random() < 0.8 else f"{month:02d}/{year}"
+        if valid_from:
+            from_month, from_year = valid_from
+            draw.multiline_text((150, date_y + 2), "VALID\nFROM", font=label_font, fill=ink, spacing=2)
+            draw_text(draw, (205, date_y), f"{from_month:02d}/{from_year % 100:02d}", date_font, ink, embossed)
+            date_x = 420
+        label = rng.choice(["VALID\nUNTIL", "EXPIRY", "MONTH/YEAR"] if holdout else
+                           ["VALID\nTHRU", "GOOD\nTHRU", "EXPIRES\nEND", "EXP"])
+        draw.multiline_text((date_x, date_y + 2), label, font=label_font, fill=ink, spacing=2)
+        label_width = max(label_font.getlength(line) for line in label.split("\n"))
+        draw_text(draw, (date_x + label_width + 10, date_y), expiry_text, date_font, ink, embossed)
 
-    holder = rng.choice(HOLDERS)
+    holder = holder or rng.choice(HOLDERS)
     draw_text(draw, (60, CARD_H - 80), holder, font(font_name if font_name.startswith("ocr") else "liberation-sans", 34),
               ink, embossed)
-    mark = BRAND_MARK[brand]
-    mark_font = font("liberation-sans-bold", 44 if len(mark) < 10 else 26)
-    draw.text((CARD_W - 40 - mark_font.getlength(mark), CARD_H - 90), mark, font=mark_font, fill=ink)
+    mark = mark if mark is not None else BRAND_MARK.get(brand)
+    if mark:
+        mark_font = font("liberation-sans-bold", 44 if len(mark) < 10 else 26)
+        draw.text((CARD_W - 40 - mark_font.getlength(mark), CARD_H - 90), mark, font=mark_font, fill=ink)
+    if word:
+        draw_word(draw, word, word_style, ink)
     return card, holder
+
+
+def draw_word(draw, word, style, ink):
+    """SAMPLE, SPECIMEN or the like on a card's face, as readable as the bank name."""
+    if style == "banner":
+        word_font = font(LABEL_FONT, 40)
+        left, top, right, bottom = 330, 168, CARD_W - 40, 236
+        draw.rounded_rectangle([left, top, right, bottom], radius=10, fill=(190, 30, 35))
+        width = word_font.getlength(word)
+        draw.text(((left + right - width) / 2, top + 12), word, font=word_font, fill=(255, 255, 255))
+    else:
+        word_font = font(LABEL_FONT, 30)
+        draw.text((CARD_W - 48 - word_font.getlength(word), 36), word, font=word_font, fill=ink)
 
 
 def render_back(rng):
@@ -467,6 +501,107 @@ def apply_after(rng, image, conditions):
     return image
 
 
+def finish(rng, card, kind, conditions, photo, busy):
+    """The card as scanned or photographed, with its conditions."""
+    card = apply_before_photo(rng, card, conditions)
+    if "small" in conditions:
+        image = photograph(rng, card, busy, frame=(1600, 1200), scale=(0.3, 0.42))
+    elif photo:
+        image = photograph(rng, card, busy)
+    elif kind == "other":
+        image = card
+    else:
+        image = flat_scan(rng, card)
+        if "rotated" in conditions:
+            angle = rng.choice([-1, 1]) * rng.uniform(3, 10)
+            image = image.rotate(angle, resample=Image.BICUBIC, expand=True, fillcolor=(250, 250, 250))
+    return apply_after(rng, image, conditions)
+
+
+# Sample cards: the printed number is a pattern, not a card's. Each: number, its printed groups,
+# font, split, photographed, busy background, embossed, a SAMPLE-like word and where, a brand's
+# mark printed for show (the manifest's brand stays null), expiry ((month, year), a literal or
+# None for none), holder (None: a random name) and conditions.
+SPECIMENS = [
+    ("1234567890123456", None, "ocr-a", "tune", False, False, False, "SAMPLE", "corner", None, (12, 2028), "CARDHOLDER NAME", []),
+    ("1234567800000000", None, "liberation-sans", "tune", True, False, False, None, None, None, (1, 2030), None, []),
+    ("1234567890123456", None, "dejavu-mono-bold", "holdout", True, True, False, "SPECIMEN", "banner", None, None, None, []),
+    ("0000000000000000", None, "ocr-b", "tune", False, False, False, None, None, None, "MM/YY", None, []),
+    ("4000123456789010", None, "ocr-a", "tune", False, False, True, "SAMPLE CARD", "banner", "VISA", (12, 2029), "JOHN DOE", []),
+    ("5412750000000000", None, "dejavu-mono", "tune", True, True, False, None, None, "mastercard", (6, 2029), None, ["jpeg"]),
+    ("6225888888888888", None, "ocr-b", "tune", True, False, False, "SAMPLE", "corner", "UnionPay", (8, 2031), None, []),
+    ("123456789012345", ["1234", "567890", "12345"], "liberation-sans-bold", "holdout", True, False, True, "SPECIMEN",
+     "corner", "AMERICAN EXPRESS", (3, 2030), "CARDHOLDER NAME", []),
+    ("6200000000000000000", None, "dejavu-mono", "tune", False, False, False, None, None, None, None, None, []),
+    ("1234567890123456", None, "liberation-sans", "tune", False, False, False, "MUSTER", "corner", None, (10, 2029),
+     "MAX MUSTERMANN", ["glare"]),
+    ("4000123456789010", None, "dejavu-mono-bold", "holdout", True, False, False, None, None, "VISA", (5, 2030), None, []),
+    ("0000000000000000", None, "liberation-sans-bold", "holdout", True, True, False, None, None, None, (9, 2028), None, []),
+]
+
+# Genuine-looking UnionPay cards whose printed 19-digit number fails the check digit: grouping,
+# font, split, photographed, busy background.
+FAILING = [
+    (None, "ocr-a", "tune", False, False),
+    ([6, 13], "dejavu-mono-bold", "holdout", True, False),
+]
+
+# Digits a reader may take one for another; a failing number that one such slip turns into a
+# number that passes could be "repaired" into someone's card, so none is used.
+CONFUSABLE = {"0": "8", "8": "0369", "1": "7", "7": "1", "3": "8", "5": "6", "6": "58", "9": "8"}
+
+
+def failing_number(rng, length=19, prefix="62"):
+    """A number that fails the check, and still fails after any one slip between confusable digits."""
+    while True:
+        digits = prefix + "".join(str(rng.randint(0, 9)) for _ in range(length - len(prefix)))
+        if luhn_ok(digits):
+            continue
+        slips = (digits[:i] + other + digits[i + 1:] for i, char in enumerate(digits) for other in CONFUSABLE.get(char, ""))
+        if not any(luhn_ok(slip) for slip in slips):
+            return digits
+
+
+def make_specimens(out_dir, seed=DEFAULT_SEED, scale_all=1.0):
+    """Sample cards and cards whose number fails the check: files s000-... after the main plan.
+
+    Their own generators, so the main plan's images stay as they were."""
+    entries = []
+    base = 5000 if seed == DEFAULT_SEED else seed * 100_000 + 50_000
+    numbers = random.Random(base - 1)
+    specs = [("specimen",) + spec for spec in SPECIMENS]
+    for grouping, font_name, split, photo, busy in FAILING:
+        number = failing_number(numbers)
+        parts = group(number) if grouping is None else [number[:grouping[0]], number[grouping[0]:]]
+        specs.append(("failing", number, parts, font_name, split, photo, busy, False, None, None, None, "random", None, []))
+    specs = specs * max(1, round(scale_all))
+    for index, spec in enumerate(specs):
+        (kind, number, parts, font_name, split, photo, busy, embossed, word, word_style, mark, expiry, holder,
+         conditions) = spec
+        rng = random.Random(base + index)
+        parts = parts or group(number)
+        month = year = expiry_text = None
+        if expiry == "random":
+            month, year = rng.randint(1, 12), rng.randint(2026, 2031)
+        elif isinstance(expiry, tuple):
+            month, year = expiry
+        elif expiry is not None:
+            expiry_text = expiry
+        brand = "unionpay" if kind == "failing" else None
+        card, holder = render_front(rng, number, brand, month, year, font_name, embossed=embossed,
+                                    holdout=(split == "holdout"), parts=parts, word=word,
+                                    word_style=word_style or "corner", mark=mark, expiry_text=expiry_text, holder=holder)
+        image = finish(rng, card, kind, conditions, photo, busy)
+        name = f"s{index:03d}-{'-'.join([kind] + conditions + ([brand] if brand else []))}.png"
+        image.save(os.path.join(out_dir, name), optimize=True)
+        entries.append({"file": name, "pan": None, "month": month, "year": year, "brand": brand, "kind": kind,
+                        "split": split, "conditions": conditions, "holder": holder, "font": font_name,
+                        "validFrom": False, "grouping": "-".join(str(len(p)) for p in parts), "photo": photo,
+                        "busy": busy if photo else False, "specimen": kind == "specimen", "printed": number,
+                        "luhn_ok": luhn_ok(number), "embossed": embossed, "word": word})
+    return entries
+
+
 def make(out_dir, seed=DEFAULT_SEED, scale_all=1.0):
     os.makedirs(out_dir, exist_ok=True)
     for name in os.listdir(out_dir):
@@ -498,19 +633,7 @@ def make(out_dir, seed=DEFAULT_SEED, scale_all=1.0):
             card = render_back(rng)
         else:
             card = render_other(rng).resize((CARD_W, CARD_H)) if item["photo"] else render_other(rng)
-        card = apply_before_photo(rng, card, conditions)
-        if "small" in conditions:
-            image = photograph(rng, card, item["busy"], frame=(1600, 1200), scale=(0.3, 0.42))
-        elif item["photo"]:
-            image = photograph(rng, card, item["busy"])
-        elif kind == "other":
-            image = card
-        else:
-            image = flat_scan(rng, card)
-            if "rotated" in conditions:
-                angle = rng.choice([-1, 1]) * rng.uniform(3, 10)
-                image = image.rotate(angle, resample=Image.BICUBIC, expand=True, fillcolor=(250, 250, 250))
-        image = apply_after(rng, image, conditions)
+        image = finish(rng, card, kind, conditions, item["photo"], item["busy"])
         entry["photo"] = bool(item["photo"] or "small" in conditions)
         entry["busy"] = bool(item["busy"]) if entry["photo"] else False
         tag = "-".join([kind] + conditions + ([entry["brand"]] if entry["brand"] else []))
@@ -518,6 +641,7 @@ def make(out_dir, seed=DEFAULT_SEED, scale_all=1.0):
         entry["file"] = name
         image.save(os.path.join(out_dir, name), optimize=True)
         manifest.append(entry)
+    manifest += make_specimens(out_dir, seed, scale_all)
     with open(os.path.join(out_dir, "manifest.json"), "w") as handle:
         json.dump(manifest, handle, indent=1)
         handle.write("\n")

@@ -32,7 +32,9 @@ struct JPEGFixtureScanTests {
     @Test("the fixtures re-encoded as a phone's JPEG read as well as the PNGs")
     func jpegFixtures() async throws {
         let folder = FixtureScanTests.folder
-        let all = try FixtureManifest.load(folder: folder).sorted { $0.file < $1.file }
+        // The cards and pictures without a number; the sample cards and failing numbers have
+        // their own checks (FixtureScanTests), and leaving them out keeps this sample as it was.
+        let all = try FixtureManifest.load(folder: folder).filter { !["specimen", "failing"].contains($0.kind) }.sorted { $0.file < $1.file }
         let entries = all.enumerated().filter { $0.offset % 5 == 0 }.map(\.element)
         #expect(Set(entries.map(\.kind)).isSuperset(of: ["flat", "photo", "embossed", "back"]))
         let scanner = try CardScanner()
