@@ -6,7 +6,9 @@
 #   2. the second generator's cards (scripts/gen2, fonts the model never trained on), made once into
 #      .devsets/gen2 if missing;
 #   3. the real labelled pictures in ../shared/cards-dev (or $CARDS_DEV), when that folder is there,
-#      scored by its own score.py and per category (scripts/bench/score_dev.py).
+#      scored by its own score.py and per category (scripts/bench/score_dev.py);
+#   4. the held-out whole/ pictures of ../shared/cards-train2 (or $CARDS_TRAIN2), when it is there: the
+#      part of Models/data/cards-train2-split.json nothing is trained or tuned on, scored the same way.
 # The yardstick (scripts/bench/yardstick.py: PyPI's rapidocr-onnxruntime, PP-OCRv4 with a check-digit
 # filter and no card logic) is installed into .vendor/yardstick unless YARDSTICK=0. Each engine's answers
 # are kept in .devsets/SET-ENGINE.jsonl; numbers are never printed, only counts.
@@ -15,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 cli=.build/release/capture-cli
 dev=${CARDS_DEV:-../shared/cards-dev}
+train2=${CARDS_TRAIN2:-../shared/cards-train2}
 gen2=.devsets/gen2
 engines=(both learned tesseract)
 mkdir -p .devsets
@@ -74,6 +77,36 @@ if [ -f "$dev/manifest.json" ]; then
     done
 else
     echo "== $dev not found: set CARDS_DEV to the folder of real labelled pictures to score them"
+fi
+
+# The held-out part of cards-train2 (Models/data/cards-train2-split.json, scripts/data/split_train2.py: split by
+# card, nothing trained or tuned on it): its whole/ pictures scanned in place, scored against their labels.
+if [ -f "$train2/whole/manifest.json" ]; then
+    echo "== $train2, held-out whole/ pictures (real photos; scored by cards-dev's score.py, then per category)"
+    heldout_manifest=.devsets/train2-heldout-manifest.json
+    paths=$(python3 scripts/bench/subset_manifest.py Models/data/cards-train2-split.json heldout \
+        "$train2/whole/manifest.json" "$heldout_manifest")
+    mapfile -t heldout <<<"$paths"
+    echo "${#heldout[@]} pictures"
+    runs=("${engines[@]}")
+    [ -n "$yardstick" ] && runs+=(yardstick)
+    for run in "${runs[@]}"; do
+        echo "-- $run"
+        out=".devsets/train2-heldout-$run.jsonl"
+        if [ "$run" = yardstick ]; then
+            "$yardstick" scripts/bench/yardstick.py "${heldout[@]}" >"$out" 2>/dev/null
+        else
+            "$cli" scan --json --reveal --jobs 1 --engine "$run" "${heldout[@]}" >"$out" || true
+        fi
+        if [ -f "$dev/score.py" ]; then
+            python3 "$dev/score.py" "$heldout_manifest" "$out"
+        else
+            echo "($dev/score.py not found: the per-category table only)"
+        fi
+        python3 scripts/bench/score_dev.py "$heldout_manifest" "$out"
+    done
+else
+    echo "== $train2 not found: set CARDS_TRAIN2 to score its held-out pictures"
 fi
 
 echo "== serve's resident memory with the models loaded (after one scan through POST /v1/scans)"
