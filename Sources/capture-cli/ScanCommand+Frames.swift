@@ -12,7 +12,11 @@ extension ScanCommand {
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("capture-frames-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: temporary) }
         let paths = try framePaths(cuttingVideosInto: temporary)
-        let scanner = try engine.makeScanner(workers: min(jobs ?? Terminal.coreCount, paths.count), timeBudget: timeBudget.map { .milliseconds($0) })
+        let scanner = try engine.makeScanner(
+            workers: min(jobs ?? Terminal.coreCount, paths.count),
+            timeBudget: timeBudget.map { .milliseconds($0) },
+            acceptsTestNumbers: !refuseTestNumbers
+        )
         // Every frame is read (in parallel), then counted in order, as a camera would send them.
         var outcomes = [ScanOutcome?](repeating: nil, count: paths.count)
         await withTaskGroup(of: (Int, ScanOutcome).self) { group in

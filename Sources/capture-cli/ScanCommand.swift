@@ -19,9 +19,11 @@ enum EngineOption: String, ExpressibleByArgument, CaseIterable {
     /// scans at once leave; a missing engine is said on standard error and ends the command
     /// with status 2.
     /// - Parameter timeBudget: ``CardScanner/Configuration/timeBudget``.
-    func makeScanner(workers: Int, timeBudget: Duration? = nil) throws -> CardScanner {
+    /// - Parameter acceptsTestNumbers: ``CardScanner/Configuration/acceptsTestNumbers``.
+    func makeScanner(workers: Int, timeBudget: Duration? = nil, acceptsTestNumbers: Bool = true) throws -> CardScanner {
         do {
-            return try CardScanner(configuration: .init(engine: engine, timeBudget: timeBudget), workers: workers)
+            let configuration = CardScanner.Configuration(engine: engine, timeBudget: timeBudget, acceptsTestNumbers: acceptsTestNumbers)
+            return try CardScanner(configuration: configuration, workers: workers)
         } catch {
             Terminal.writeError("capture-cli: \(error.message)")
             throw ExitCode(2)
@@ -38,7 +40,9 @@ struct ScanCommand: AsyncParsableCommand {
             Numbers are masked (first 6, last 4) unless --reveal is given. With --json, one JSON \
             object per image and line, in input order. A whole number read that fails the check digit \
             or the confidence threshold is never reported as the card's: its status is "unverified" \
-            and it is offered, masked, for a person to correct. With --manual-fallback, an image whose \
+            and it is offered, masked, for a person to correct. A sample card (printed SAMPLE or \
+            SPECIMEN, or a number only sample cards print, such as 1234 5678 9012 3456) is never a \
+            card: its status is "specimen". With --manual-fallback, an image whose \
             number could not be read, or not surely, opens the manual-entry prompt (on standard error) \
             with what the scan did read as defaults (unverified digits typed in, to correct); Ctrl-D \
             keeps the scan's result, Ctrl-C stops. With --frames, the pictures are frames of one card \
@@ -59,6 +63,12 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Flag(help: "Print the full card number as well as the masked one.")
     var reveal = false
+
+    @Flag(
+        name: .customLong("refuse-test-numbers"),
+        help: "Take published test numbers (4242 4242 4242 4242, …) for sample cards, as live payments must; the sandbox takes them."
+    )
+    var refuseTestNumbers = false
 
     @Option(help: "How many images to scan at once (default: the number of cores).")
     var jobs: Int?
@@ -109,7 +119,11 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         if frames { return try await runFrames() }
         let workers = min(jobs ?? Terminal.coreCount, images.count)
-        let scanner = try engine.makeScanner(workers: workers, timeBudget: timeBudget.map { .milliseconds($0) })
+        let scanner = try engine.makeScanner(
+            workers: workers,
+            timeBudget: timeBudget.map { .milliseconds($0) },
+            acceptsTestNumbers: !refuseTestNumbers
+        )
         if let debugDirectory {
             do {
                 try FileManager.default.createDirectory(atPath: debugDirectory, withIntermediateDirectories: true)
@@ -227,6 +241,12 @@ struct ScanJSON: Encodable {
         let digits: String?
     }
 
+    struct SpecimenJSON: Encodable {
+        let reason: String
+        let word: String?
+        let message: String
+    }
+
     let file: String
     let status: String
     let panMasked: String?
@@ -237,6 +257,8 @@ struct ScanJSON: Encodable {
     let ms: Double
     let holder: String?
     let unverified: UnverifiedJSON?
+    /// Why the card is a sample (status `specimen`): `{"reason", "word"?}`.
+    let specimen: SpecimenJSON?
     let error: ErrorJSON?
     /// `scan` or `manual`; only with --manual-fallback.
     let source: String?
@@ -257,6 +279,7 @@ struct ScanJSON: Encodable {
             unverified = result.unverified.map {
                 UnverifiedJSON(masked: $0.masked, reason: $0.reason.rawValue, digits: reveal ? $0.revealed : nil)
             }
+            specimen = result.specimen.map { SpecimenJSON(reason: $0.reason.rawValue, word: $0.word, message: $0.explanation) }
             error = nil
         case .failure(let failure):
             status = "error"
@@ -268,12 +291,13 @@ struct ScanJSON: Encodable {
             ms = 0
             holder = nil
             unverified = nil
+            specimen = nil
             error = ErrorJSON(code: failure.code.rawValue, message: failure.message)
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, unverified, error, source
+        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, unverified, specimen, error, source
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -288,6 +312,7 @@ struct ScanJSON: Encodable {
         try container.encode(ms, forKey: .ms)
         try container.encodeIfPresent(holder, forKey: .holder)
         try container.encodeIfPresent(unverified, forKey: .unverified)
+        try container.encodeIfPresent(specimen, forKey: .specimen)
         try container.encodeIfPresent(error, forKey: .error)
         try container.encodeIfPresent(source, forKey: .source)
     }
@@ -311,8 +336,9 @@ struct ScanRow {
         } else {
             // An unverified number is shown with a question mark: read, not a card.
             let unverified = json.unverified.map { ($0.digits ?? $0.masked) + "?" }
+            let sample = json.specimen.map { "sample: " + ($0.word ?? "its number") }
             text +=
-                Self.pad(json.pan ?? json.panMasked ?? unverified ?? "-", 21) + Self.pad(json.brand ?? "-", 12) + Self.pad(expiry, 9)
+                Self.pad(json.pan ?? json.panMasked ?? unverified ?? sample ?? "-", 21) + Self.pad(json.brand ?? "-", 12) + Self.pad(expiry, 9)
                 + Self.pad(Columns.decimal(json.confidence, 2), 6) + String(Int(json.ms.rounded()))
         }
         self.text = text

@@ -41,6 +41,22 @@ struct FixtureScanTests {
         // Images with no card number report none.
         #expect(board.groups["back"]?.reported == 0)
         #expect(board.groups["other"]?.reported == 0)
+        // Sample cards are never cards, whatever their number; most say so.
+        let samples = results.filter { $0.0.kind == "specimen" }
+        #expect(samples.count >= 12)
+        let samplesTaken = samples.filter { $0.1.status == .found || $0.1.unverified != nil }.map(\.0.file)
+        #expect(samplesTaken.isEmpty, "sample cards read as cards or offered as numbers: \(samplesTaken)")
+        let samplesSaid = samples.filter { $0.1.status == .specimen }
+        print("fixture scan specimen: \(samplesSaid.count)/\(samples.count) said specimen, the rest not found")
+        #expect(samplesSaid.count >= 7)
+        #expect(samplesSaid.allSatisfy { $0.1.pan == nil && $0.1.specimen != nil })
+        // A card whose printed number fails the check digit: offered for correction, digits as
+        // printed, never a near number that passes.
+        for (entry, result) in results where entry.kind == "failing" {
+            #expect(result.status == .unverified, "\(entry.file): \(result.status)")
+            #expect(result.unverified?.reason == .checkDigit, "\(entry.file)")
+            #expect(result.unverified?.revealed == entry.printed, "\(entry.file): the digits as printed")
+        }
         // A card's back prints no expiry: a date read there is another date (a member-since
         // year, a code), and a wrong date is worse than none.
         let datedBacks = results.filter { $0.0.kind == "back" && $0.1.expiry != nil }.map(\.0.file).sorted()

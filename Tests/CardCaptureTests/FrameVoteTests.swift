@@ -1,5 +1,6 @@
-import CardCapture
 import Testing
+
+@testable import CardCapture
 
 @Suite("Voting over frames")
 struct FrameVoteTests {
@@ -35,6 +36,25 @@ struct FrameVoteTests {
         vote.add(try Self.frame(nil, expiry: (12, 2030)))
         #expect(vote.accepted?.expiry == (try Expiry(month: 12, year: 2030)))
         #expect(vote.frames == 4 && vote.framesWithNumber == 2)
+    }
+
+    @Test("a sample card never votes, and its number is refused though other frames missed its SAMPLE print")
+    func samples() throws {
+        var vote = FrameVote()
+        var sample = Specimen(reason: .sampleWord, word: "SAMPLE")
+        sample.number = try PAN("4242424242424242")
+        vote.add(.specimen(sample, milliseconds: 300))
+        #expect(vote.specimenFrames == 1 && vote.framesWithNumber == 0)
+        vote.add(try Self.frame("4242424242424242"))
+        vote.add(try Self.frame("4242424242424242", confidence: 0.95, both: true))
+        vote.add(try Self.frame("4242424242424242"))
+        #expect(vote.accepted == nil)
+        // Another card shown after it is read as usual.
+        vote.add(try Self.frame("5555555555554444"))
+        vote.add(try Self.frame("5555555555554444"))
+        vote.add(try Self.frame("5555555555554444"))
+        vote.add(try Self.frame("5555555555554444"))
+        #expect(vote.accepted?.pan.revealed == "5555555555554444")
     }
 
     @Test("one frame both engines read surely decides alone, with its date, unless another number was seen")

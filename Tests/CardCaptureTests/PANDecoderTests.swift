@@ -64,7 +64,6 @@ struct PANDecoderTests {
         let candidates = PANDecoder.candidates(in: LineBuilder.line(["4111", "1111", "1111", "1111"]))
         let best = try #require(candidates.first)
         #expect(best.pan.revealed == "4111111111111111")
-        #expect(best.substitutions == 0)
         #expect(best.groupingMatches)
         #expect(abs(best.confidence - 0.95) < 1e-9)
     }
@@ -89,37 +88,25 @@ struct PANDecoderTests {
         #expect(!visa.groupingMatches)
     }
 
-    @Test("a misread digit is repaired from an alternative with weight, at that alternative's confidence")
-    func repair() throws {
-        // 4111 1111 1111 1117 fails Luhn; the last digit's second choice is 1.
-        let line = LineBuilder.line(["4111", "1111", "1111", "1117"], alternatives: [15: [("1", 60)]])
+    @Test("a misread digit is never repaired from an alternative, however strong: the whole reading fails the check, digits as read")
+    func noRepair() throws {
+        // 4111 1111 1111 1117 fails Luhn; the last digit's second choice is a 1 at 60 % or 10 %.
+        for weight in [60.0, 10.0] {
+            let line = LineBuilder.line(["4111", "1111", "1111", "1117"], alternatives: [15: [("1", weight)]])
+            let reading = PANDecoder.read(line)
+            #expect(reading.candidates.isEmpty, "alternative at \(weight) %")
+            let failing = try #require(reading.failing.first)
+            #expect(failing.digits == [4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 7])
+            #expect(abs(failing.confidence - 0.95) < 1e-9)
+        }
+    }
+
+    @Test("an alternative with weight marks its digit doubtful, and changes nothing else")
+    func doubtful() throws {
+        let line = LineBuilder.line(["4111", "1111", "1111", "1111"], alternatives: [3: [("7", 60)], 5: [("7", 20)]])
         let best = try #require(PANDecoder.candidates(in: line).first)
         #expect(best.pan.revealed == "4111111111111111")
-        #expect(best.substitutions == 1)
-        #expect(abs(best.confidence - 0.60) < 1e-9)
-    }
-
-    @Test("the check digit never writes a digit the recognizer barely offered")
-    func weakAlternative() throws {
-        // The same misreading, but the 1 was offered at 10 %: no repair, and the whole
-        // reading is kept as one that fails the check, digits as read.
-        let line = LineBuilder.line(["4111", "1111", "1111", "1117"], alternatives: [15: [("1", 10)]])
-        let reading = PANDecoder.read(line)
-        #expect(reading.candidates.isEmpty)
-        let failing = try #require(reading.failing.first)
-        #expect(failing.digits == [4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 7])
-        #expect(abs(failing.confidence - 0.95) < 1e-9)
-    }
-
-    @Test("two repairs that both pass are a guess: neither is made")
-    func ambiguousRepair() {
-        // 4111 1111 1111 1112: a 0 for the second digit or a 1 for the last both pass Luhn.
-        let line = LineBuilder.line(["4111", "1111", "1111", "1112"], alternatives: [1: [("0", 50)], 15: [("1", 50)]])
-        #expect(PANDecoder.candidates(in: line).isEmpty)
-        #expect(PANDecoder.read(line).failing.count == 1)
-        // With only one of them offered, that one is the repair.
-        let single = LineBuilder.line(["4111", "1111", "1111", "1112"], alternatives: [15: [("1", 50)]])
-        #expect(PANDecoder.candidates(in: single).first?.pan.revealed == "4111111111111111")
+        #expect(best.doubtfulDigits == 1)
     }
 
     @Test("a specimen's number that fails the check is a failing reading, never a candidate")
@@ -152,6 +139,37 @@ struct PANDecoderTests {
         #expect(PANDecoder.candidates(in: LineBuilder.line(["9111", "1111", "1111", "1111"])).isEmpty)
     }
 
+    @Test("a number is a whole row: a group dropped at either end, or a valid run inside a longer one, is not a number")
+    func wholeRow() {
+        // A sample card's 1234 5678 9012 3456: its last twelve digits are a valid Maestro number.
+        #expect(PANDecoder.read(LineBuilder.line(["1234", "5678", "9012", "3456"])).candidates.isEmpty)
+        #expect(PANDecoder.candidates(in: LineBuilder.line(["5678", "9012", "3456"])).first?.pan.length == 12)
+        // A 19-digit row whose last group makes the first sixteen digits no number of their own.
+        #expect(PANDecoder.read(LineBuilder.line(["4111", "1111", "1111", "1111", "234"])).candidates.isEmpty)
+        // A letter read at the row's end, right after the digits, is part of the row.
+        let letter = LineBuilder.line(["4111", "1111", "1111", "1111", "B"])
+        #expect(PANDecoder.read(letter).candidates.isEmpty)
+        // A lone mark a digit's height off (a card's edge) is not.
+        let stray = LineBuilder.line(["4111", "1111", "1111", "1111", "1"], gap: 50)
+        #expect(PANDecoder.candidates(in: stray).first?.pan.revealed == "4111111111111111")
+        let strayLeft = LineBuilder.line(["7", "4111", "1111", "1111", "1111"], gap: 50)
+        #expect(PANDecoder.candidates(in: strayLeft).first?.pan.revealed == "4111111111111111")
+    }
+
+    @Test("a reading that holds a number and more, two digits or longer, makes it part of a longer row")
+    func longerRun() {
+        let number: [UInt8] = [5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6]
+        let runs = PANDecoder.read(LineBuilder.line(["1234", "5678", "9012", "3456"])).runs
+        #expect(runs == [[1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6]])
+        #expect(PANDecoder.isPartOfLongerRun(number, runs: runs))
+        // With one digit of the longer reading read otherwise, still.
+        #expect(PANDecoder.isPartOfLongerRun(number, runs: [[1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 8]]))
+        // One stray digit more is not a longer row; a far group is another run.
+        #expect(!PANDecoder.isPartOfLongerRun(number, runs: [[7] + number]))
+        let far = PANDecoder.read(LineBuilder.line(["4111", "1111", "1111", "1111", "1227"], gap: 200)).runs
+        #expect(far.count == 5)
+    }
+
     @Test("a valid run inside a longer run of digits is not a number")
     func isolation() {
         // 4012 8888 8888 1 is a valid 13-digit Visa, but 881 follows right after it.
@@ -162,11 +180,54 @@ struct PANDecoderTests {
         #expect(far.first?.pan.revealed == "4111111111111111")
     }
 
+    /// Rows whose whole reading fails the check digit, with strong alternatives offered for
+    /// every digit: no number, ever, from one reading or from pieces of several.
+    @Test("a row whose reading as seen fails the check never gives a number", arguments: 0..<4)
+    func failingRowsNeverPass(seed: UInt64) {
+        var random = SplitMix(seed: 0x5eed + seed)
+        let prefixes: [[UInt8]] = [[4], [5, 1], [3, 7], [6, 2], [6, 0, 1, 1], [3, 5, 3, 0], [2, 2, 0, 0]]
+        for _ in 0..<400 {
+            var digits = prefixes[Int(random.next() % UInt64(prefixes.count))]
+            let length = [14, 15, 16, 19][Int(random.next() % 4)]
+            while digits.count < length { digits.append(UInt8(random.next() % 10)) }
+            if PAN.luhnValid(digits) { digits[length - 1] = (digits[length - 1] + 1) % 10 }
+            let text = digits.map(String.init).joined()
+            var groups: [String] = []
+            var rest = Substring(text)
+            while !rest.isEmpty {
+                let size = min(rest.count, [3, 4, 6][Int(random.next() % 3)])
+                groups.append(String(rest.prefix(size)))
+                rest = rest.dropFirst(size)
+            }
+            var alternatives: [Int: [(String, Double)]] = [:]
+            for index in 0..<length where random.next() % 2 == 0 {
+                alternatives[index] = [(String((Int(digits[index]) + 1 + Int(random.next() % 9)) % 10), 40 + Double(random.next() % 55))]
+            }
+            let line = LineBuilder.line(groups, alternatives: alternatives)
+            #expect(PANDecoder.read(line).candidates.isEmpty, "\(groups.count) groups")
+            let readings = [RowReading(line: line, source: .cardModel), RowReading(line: line, source: .templates)]
+            #expect(PANDecoder.merged(readings) == nil)
+        }
+    }
+
     @Test("the weakest digit sets the confidence")
     func weakest() throws {
         let line = LineBuilder.line(["5555", "5555", "5555", "4444"], lowConfidence: [7: 40])
         let best = try #require(PANDecoder.candidates(in: line).first)
         #expect(abs(best.confidence - 0.40) < 1e-9)
+    }
+}
+
+/// A small seeded generator, so that the property tests are the same in every run.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 

@@ -50,15 +50,27 @@ struct RowMergeTests {
         #expect(PANDecoder.merged(Self.byTwoReaders([Self.glare, Self.ring, other])) == nil)
     }
 
-    @Test("a group taken over a stronger reading of it counts as a repair")
+    @Test("a place gives its strongest group: never a weaker one because it passes the check")
     func weakerGroup() throws {
         // Every reading holds 4000 0000 0000 0127 but for the last group, read more surely as 0128.
         let sure = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0128")], confidence: 95)
         let unsure = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0127")], confidence: 60)
-        let merged = try #require(PANDecoder.merged(Self.byTwoReaders([sure, unsure])))
-        #expect(merged.pan.revealed == "4000000000000127")
-        #expect(merged.substitutions == 1)
-        #expect(abs(merged.confidence - 0.60) < 1e-9)
+        #expect(PANDecoder.merged(Self.byTwoReaders([sure, unsure])) == nil)
+        // Read as surely as the other, the valid group is the strongest (the tie goes to the
+        // lower text, 0127, whatever the check says).
+        let equal = LineBuilder.line(placed: [(10, "4000"), (160, "0000"), (310, "0000"), (460, "0127")], confidence: 95)
+        #expect(PANDecoder.merged(Self.byTwoReaders([sure, equal]))?.pan.revealed == "4000000000000127")
+    }
+
+    @Test("pieces make a number only as a whole row: a group beside them, read once, keeps them from it")
+    func mergedWholeRow() {
+        // 1234 5678 9012 3456: the last three groups are a valid Maestro number.
+        let sample = LineBuilder.line(placed: [(10, "1234"), (130, "5678"), (250, "9012"), (370, "3456")])
+        #expect(PANDecoder.merged(Self.byTwoReaders([sample])) == nil)
+        let firstOnce = LineBuilder.line(placed: [(10, "1234")])
+        let rest = LineBuilder.line(placed: [(130, "5678"), (250, "9012"), (370, "3456")])
+        #expect(PANDecoder.merged(Self.byTwoReaders([rest]) + [RowReading(line: firstOnce, source: .tesseract)]) == nil)
+        #expect(PANDecoder.merged(Self.byTwoReaders([rest]))?.pan.length == 12)
     }
 
     @Test("groups must be the brand's grouping exactly")
@@ -99,7 +111,7 @@ struct StandsAloneTests {
     }
 
     static func candidate() throws -> PANCandidate {
-        var candidate = PANCandidate(pan: try PAN("4000000000000127"), confidence: 0.9, substitutions: 0, groupingMatches: true)
+        var candidate = PANCandidate(pan: try PAN("4000000000000127"), confidence: 0.9, groupingMatches: true)
         candidate.extent = 100...Double(100 + 3 * 200 + 3 * 26 + 20)
         return candidate
     }

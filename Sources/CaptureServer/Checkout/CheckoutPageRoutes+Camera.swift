@@ -104,7 +104,10 @@ extension CheckoutPageRoutes {
         }
         switch camera.record(id, result) {
         case .reading(let frames, let numberRead):
-            let message = numberRead ? "Got it, hold still\u{2026}" : "Hold the card inside the frame, flat and in good light."
+            let message =
+                result?.status == .specimen
+                ? "This is a sample card, not a payment card: show the card you will pay with."
+                : numberRead ? "Got it, hold still\u{2026}" : "Hold the card inside the frame, flat and in good light."
             return try answer(FrameAnswer(status: "reading", frames: frames, numberRead: numberRead, card: nil, message: message))
         case .agreed(let agreed, let frames, let after):
             let scan = try await APIError.mapping {

@@ -59,9 +59,11 @@ extension CheckoutPageRoutes {
         let number = pan?.revealedGrouped
         let expiry = result.expiry?.formatted
         let message =
-            pan == nil
-            ? "No card number could be read from the photo; type it in."
-            : "Check the number\(expiry == nil ? "" : " and expiry") read from your photo, then add the security code."
+            result.status == .specimen
+            ? "The photo shows a sample card, not a payment card: photograph the card you will pay with, or type it in."
+            : pan == nil
+                ? "No card number could be read from the photo; type it in."
+                : "Check the number\(expiry == nil ? "" : " and expiry") read from your photo, then add the security code."
         var headers = Self.securityHeaders
         headers[.contentType] = "application/json"
         let body = try APIJSON.encoder.encode(Prefill(number: number, expiry: expiry, name: pan == nil ? nil : result.holder, message: message))

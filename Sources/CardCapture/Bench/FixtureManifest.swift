@@ -12,8 +12,11 @@ public struct FixtureEntry: Decodable, Sendable {
     public let month: Int?
     public let year: Int?
     public let brand: String?
-    /// flat, photo, embossed, back or other.
+    /// flat, photo, embossed, back, other, specimen (a sample card: never a card) or failing (a
+    /// card whose printed number fails the check digit: unverified, digits as printed).
     public let kind: String
+    /// The digits printed on a sample card or a failing one (`pan` is nil for both).
+    public let printed: String?
     /// `tune` or `holdout`; older manifests have none (read as tune).
     public let split: String?
     /// Hard conditions: low_contrast, glare, blur, jpeg, small, rotated.

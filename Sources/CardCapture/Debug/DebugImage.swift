@@ -24,7 +24,12 @@ enum DebugImage {
             let shown = row.text.hasPrefix("templates: ") ? "T " + row.text.dropFirst(11) : row.text
             text(&bottom, shown, x: row.box.x + 2 + (index % 3) * 4, y: max(0, row.box.y - 16 - (index % 3) * 2), colour: yellow)
         }
-        let status = result.status == .found ? "FOUND " + (result.pan?.revealed ?? "") : "NOT FOUND"
+        let status =
+            switch result.status {
+            case .found: "FOUND " + (result.pan?.revealed ?? "")
+            case .specimen: "SAMPLE CARD"
+            case .unverified, .notFound: "NOT FOUND"
+            }
         text(&bottom, status, x: 6, y: bottom.height - 18, colour: result.status == .found ? green : red)
         var pixels = top.pixels
         pixels += [UInt8](repeating: 0, count: width * 6 * 3)

@@ -96,6 +96,10 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
     /// The full number, digits only. Use it only to encrypt or to hand to a processor.
     public var revealed: String { Self.text(digits[...]) }
 
+    /// The digit values, for the scanner's checks inside the module (reading them is
+    /// revealing them, as ``revealed`` is).
+    var revealedDigits: [UInt8] { digits }
+
     /// Digits as text, made straight from the digit values (no whole number made first).
     private static func text(_ digits: ArraySlice<UInt8>) -> String {
         String(unsafeUninitializedCapacity: digits.count) { buffer in

@@ -51,7 +51,7 @@ extension CardScanner {
         /// it is. A specimen's printed number, or a misprint: another look at the card reads the
         /// same digits, or passes the check only by misreading one.
         var failsPlainly: Bool {
-            guard decided == nil, !candidates.contains(where: { $0.substitutions == 0 }) else { return false }
+            guard decided == nil, candidates.isEmpty else { return false }
             let sure = { (reading: PANDecoder.NumberReading) in reading.confidence >= CardScanner.plainFailureConfidence }
             let byPPOCR = Set((failingByReader[.ppocr] ?? []).filter(sure).map(\.digits))
             return (failingByReader[.learned] ?? []).contains { sure($0) && byPPOCR.contains($0.digits) }
@@ -177,6 +177,36 @@ extension CardScanner {
             evidence.holder = try learnedHolder(on: best.card, learned: learned, into: &evidence)
         }
         return evidence
+    }
+
+    /// How many rows of a card (besides the number's) PP-OCRv4 reads for a sample word once a
+    /// number is decided, the tallest first: a SAMPLE banner is as tall as a bank's name.
+    static let specimenRows = 8
+
+    /// A word that marks the card as a sample (``Specimen/inText(_:)``), read anywhere on the card
+    /// a number was decided on: the rows PP-OCRv4 read already, then the card's other rows
+    /// (``specimenRows``), by the learned engine's detector and PP-OCRv4, which reads Latin, CJK
+    /// and Cyrillic words. Nil without the learned engine (`--engine tesseract` reads no words).
+    func sampleWord(on evidence: inout Evidence) throws -> Specimen? {
+        for (_, text) in evidence.rows where text.hasPrefix("ppocr: ") {
+            if let found = Specimen.inText(String(text.dropFirst(7))) { return found }
+        }
+        guard let learned, let card = evidence.card else { return nil }
+        var rows = evidence.learnedRows
+        if rows.isEmpty { rows = Self.rows(of: try learned.detector.detect(card, maximumSide: nil).map(\.box)) }
+        let read = Set(evidence.rows.filter { $0.text.hasPrefix("ppocr: ") }.map(\.box))
+        let number = evidence.numberBox
+        let others = rows.filter { row in
+            let onNumberRow = number.map { row.box.midY >= Double($0.y) && row.box.midY <= Double($0.maxY) } ?? false
+            return row.box.width >= row.box.height && row.box.height >= 8 && !read.contains(row.box) && !onNumberRow
+        }
+        for row in others.sorted(by: { $0.box.height > $1.box.height }).prefix(Self.specimenRows) {
+            guard let image = learnedLineImage(of: card, box: row.box) else { continue }
+            let text = try learned.text.recognize(image).text
+            evidence.rows.append((row.box, "ppocr: " + text))
+            if let found = Specimen.inText(text) { return found }
+        }
+        return nil
     }
 
     /// The holder's name: a row under the number, starting in the card's left half and long
@@ -408,6 +438,10 @@ extension CardScanner {
             let pieces = row.pieces.count > 1 ? row.pieces.filter { $0.width >= $0.height * 6 } : []
             var digitsSeen = 0
             var fullest = row.box
+            // Every run of digits any crop of the row showed: a number is refused where a crop
+            // saw it as part of a longer row (``PANDecoder/isPartOfLongerRun(_:runs:)``).
+            var rowRuns: [[UInt8]] = []
+            var acrossRead = false
             func read(_ box: Box, with reader: LineRecognizer, as source: PANCandidate.Source) throws {
                 guard let image = learnedLineImage(of: card, box: box) else { return }
                 let line = try reader.recognize(image)
@@ -418,35 +452,50 @@ extension CardScanner {
                     fullest = box
                 }
                 if source == .learned { look.mostDigits = max(look.mostDigits, digits) }
-                let reading = PANDecoder.read(line, isolated: box != across)
+                if box == across { acrossRead = true }
+                let reading = PANDecoder.read(line)
+                rowRuns += reading.runs
                 rowCandidates += reading.candidates.map { $0.from(source) }
                 rowFailing += reading.failing
                 look.failingByReader[source, default: []] += reading.failing
+            }
+            /// The row's decision on its readings so far, without the numbers a crop saw as part
+            /// of a longer row.
+            func decideRow() -> PANCandidate? {
+                rowCandidates.removeAll { PANDecoder.isPartOfLongerRun($0.pan.revealedDigits, runs: rowRuns) }
+                return decideLearned(rowCandidates, failing: rowFailing)
             }
             // The card-digit network until its readings decide the row.
             var decided: PANCandidate?
             for box in [row.box, taller, shorter, across] + carried + pieces where decided == nil {
                 try read(box, with: learned.digits, as: .learned)
-                if rowCandidates.count >= 2 { decided = decideLearned(rowCandidates, failing: rowFailing) }
+                if rowCandidates.count >= 2 { decided = decideRow() }
             }
-            if decided == nil { decided = decideLearned(rowCandidates, failing: rowFailing) }
+            if decided == nil { decided = decideRow() }
             // The detector's pieces of the row one at a time (a group of digits each, often, as
             // the card-digit network learned them), their readings joined left to right.
             if decided == nil, row.pieces.count >= 2 {
                 let line = try piecewise(row, on: card, with: learned.digits)
                 look.readings.append((row.box, "pieces: " + line.text))
                 let reading = PANDecoder.read(line)
+                rowRuns += reading.runs
                 rowCandidates += reading.candidates.map { $0.from(.learned) }
                 rowFailing += reading.failing
                 look.failingByReader[.learned, default: []] += reading.failing
-                decided = decideLearned(rowCandidates, failing: rowFailing)
+                decided = decideRow()
             }
             // PP-OCRv4's reader, on the crop where the card-digit network saw most digits: a
             // second opinion on a number decided (another number read plainly refuses it), and a
             // second reader where the first saw most of a number.
             if decided != nil || digitsSeen >= 10 {
                 try read(fullest, with: learned.text, as: .ppocr)
-                decided = decideLearned(rowCandidates, failing: rowFailing)
+                decided = decideRow()
+            }
+            // A number is the whole row: the row across the card is read before one is taken
+            // (the detector's box can cut a group off, leaving a shorter number that passes).
+            if decided != nil, !acrossRead {
+                try read(across, with: learned.digits, as: .learned)
+                decided = decideRow()
             }
             look.candidates += rowCandidates
             look.failing += rowFailing
@@ -495,10 +544,8 @@ extension CardScanner {
         for candidate in candidates where candidate.groupingMatches {
             var entry = byNumber[candidate.pan.revealed] ?? Support(best: candidate)
             if candidate.confidence > entry.best.confidence { entry.best = candidate }
-            if candidate.substitutions == 0 {
-                entry.plain += 1
-                entry.readers.insert(candidate.source)
-            }
+            entry.plain += 1
+            entry.readers.insert(candidate.source)
             byNumber[candidate.pan.revealed] = entry
         }
         let seen = byNumber.values.filter { $0.plain >= 1 && $0.best.confidence >= configuration.minimumAgreedConfidence }
@@ -525,7 +572,7 @@ extension CardScanner {
     /// networks reading it as it is.
     static func readByBoth(_ decided: PANCandidate, in look: LearnedLook) -> Bool {
         if decided.source == .agreed { return true }
-        let readers = Set(look.candidates.filter { $0.pan == decided.pan && $0.substitutions == 0 }.map(\.source))
+        let readers = Set(look.candidates.filter { $0.pan == decided.pan }.map(\.source))
         return readers.contains(.learned) && readers.contains(.ppocr)
     }
 
@@ -579,12 +626,12 @@ extension CardScanner {
             look.readings.append((row.box, "tesseract: " + result.text))
             for line in result.lines {
                 let candidates = PANDecoder.read(line).candidates.filter { $0.groupingMatches }
-                if candidates.contains(where: { $0.pan == decided.pan && $0.substitutions == 0 }) {
+                if candidates.contains(where: { $0.pan == decided.pan }) {
                     var agreed = decided
                     agreed.source = .agreed
                     return agreed
                 }
-                others += candidates.filter { $0.substitutions == 0 }
+                others += candidates
             }
         }
         if !others.isEmpty {

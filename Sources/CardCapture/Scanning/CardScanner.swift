@@ -43,6 +43,10 @@ public struct CardScanner: Sendable {
         /// scan outlasts it (by a second on a picture full of edges). For a live camera, or a
         /// checkout that would rather ask again than wait.
         public var timeBudget: Duration?
+        /// Whether a processor's published test number (``TestCards``) read off a picture is a
+        /// card: true for the sandbox, whose outcomes those numbers choose; false where the
+        /// scans serve live payments, and a picture showing one is a sample card.
+        public var acceptsTestNumbers: Bool
 
         public init(
             limits: ImageLimits = .init(),
@@ -50,7 +54,8 @@ public struct CardScanner: Sendable {
             minimumAgreedConfidence: Double = 0.55,
             lineHeight: Int = 36,
             engine: Engine = .both,
-            timeBudget: Duration? = nil
+            timeBudget: Duration? = nil,
+            acceptsTestNumbers: Bool = true
         ) {
             self.limits = limits
             self.minimumConfidence = minimumConfidence
@@ -58,6 +63,7 @@ public struct CardScanner: Sendable {
             self.lineHeight = lineHeight
             self.engine = engine
             self.timeBudget = timeBudget
+            self.acceptsTestNumbers = acceptsTestNumbers
         }
     }
 
@@ -78,7 +84,7 @@ public struct CardScanner: Sendable {
     /// Engines with the project's card-digit model (``CardModel``): numbers and dates.
     private let digitPool: TesseractPool
     /// The learned detector and recognizer, unless the configuration reads with Tesseract alone.
-    private let learned: LearnedEngine?
+    let learned: LearnedEngine?
 
     /// Creates a scanner and its first Tesseract engines.
     ///
@@ -166,7 +172,7 @@ public struct CardScanner: Sendable {
 
     private func scanWithEvidence(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> (result: ScanResult, evidence: Evidence) {
         let search = Search(deadline: configuration.timeBudget.map { start + $0 })
-        let evidence = try pool.withEngine { english in
+        var evidence = try pool.withEngine { english in
             try digitPool.withEngine { digits in
                 let engines = Engines(digits: digits, english: english)
                 switch (configuration.engine, learned) {
@@ -221,9 +227,17 @@ public struct CardScanner: Sendable {
                 }
             }
         }
-        let milliseconds = (ContinuousClock.now - start).seconds * 1000
+        var milliseconds: Double { (ContinuousClock.now - start).seconds * 1000 }
+        let accepting = configuration.acceptsTestNumbers
         guard let best = evidence.decided else {
             let unverified = Self.unverified(candidates: evidence.candidates, failing: evidence.failing)
+            // A whole number on a sample card is not offered for correction: one only sample
+            // cards print, or any on a card printed SAMPLE.
+            if let unverified,
+                let specimen = try Specimen.inNumber(unverified.digits, acceptingTestNumbers: accepting) ?? sampleWord(on: &evidence)
+            {
+                return (.specimen(specimen, milliseconds: milliseconds), evidence)
+            }
             let result = ScanResult(
                 status: unverified == nil ? .notFound : .unverified,
                 pan: nil,
@@ -234,6 +248,10 @@ public struct CardScanner: Sendable {
                 holder: evidence.holder
             )
             return (result, evidence)
+        }
+        if var specimen = try Specimen.inNumber(best.pan.revealedDigits, acceptingTestNumbers: accepting) ?? sampleWord(on: &evidence) {
+            specimen.number = best.pan
+            return (.specimen(specimen, milliseconds: milliseconds), evidence)
         }
         let result = ScanResult(
             status: .found,
@@ -490,6 +508,8 @@ public struct CardScanner: Sendable {
             var rowCandidates: [PANCandidate] = []
             var rowFailing: [PANDecoder.NumberReading] = []
             var readings: [RowReading] = []
+            // Every run of digits a reading of the row showed (``PANDecoder/isPartOfLongerRun(_:runs:)``).
+            var rowRuns: [[UInt8]] = []
             guard let base = lineImage(of: card, row: row, textHeight: configuration.lineHeight) else { continue }
             // Dark print reads as is; embossed digits are lighter than the card, so the
             // inverted image and a local threshold get their turn as well.
@@ -519,12 +539,19 @@ public struct CardScanner: Sendable {
                 for line in result.lines {
                     evidence.noteDigits(in: line)
                     let decoded = PANDecoder.read(line)
+                    rowRuns += decoded.runs
                     rowCandidates += decoded.candidates.map { $0.from(source, offset: offset, scale: scale) }
                     rowFailing += decoded.failing
                 }
             }
+            /// The row's decision on its readings so far, without the numbers a reading saw as
+            /// part of a longer row.
+            func decideRow() -> PANCandidate? {
+                rowCandidates.removeAll { PANDecoder.isPartOfLongerRun($0.pan.revealedDigits, runs: rowRuns) }
+                return decide(rowCandidates, failing: rowFailing)
+            }
             func settled() -> Bool {
-                guard let decided = decide(rowCandidates, failing: rowFailing) else { return false }
+                guard let decided = decideRow() else { return false }
                 return decided.confidence >= configuration.minimumConfidence
             }
             // The card-digit model first, as the row is and then in the other ways.
@@ -538,16 +565,17 @@ public struct CardScanner: Sendable {
                 readings.append(RowReading(line: line, offset: 4, source: .templates))
                 evidence.rows.append((row.box, "templates: " + line.text))
                 let decoded = PANDecoder.read(line)
+                rowRuns += decoded.runs
                 rowCandidates += decoded.candidates.map { $0.from(.templates, offset: 4) }
                 rowFailing += decoded.failing
             }
             for variant in variants.prefix(glance ? 1 : variants.count) where !settled() {
                 try recognize(variant(), with: engines.english, source: .tesseract)
             }
-            var decided = decide(rowCandidates, failing: rowFailing)
+            var decided = decideRow()
             if decided == nil, let merged = PANDecoder.merged(readings) {
                 rowCandidates.append(merged.from(.merged))
-                decided = decide(rowCandidates, failing: rowFailing)
+                decided = decideRow()
             }
             if let decided, !Self.standsAlone(decided, on: base) {
                 evidence.rows.append((row.box, "not alone on its row: " + decided.pan.description))
@@ -668,8 +696,8 @@ public struct CardScanner: Sendable {
     static func unverified(candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> UnverifiedNumber? {
         var tally: [[UInt8]: (votes: Int, confidence: Double, first: Int)] = [:]
         let readings =
-            candidates.filter { $0.substitutions == 0 && $0.groupingMatches }
-            .map { PANDecoder.NumberReading(digits: $0.pan.revealed.utf8.map { $0 - 48 }, confidence: $0.confidence) }
+            candidates.filter(\.groupingMatches)
+            .map { PANDecoder.NumberReading(digits: $0.pan.revealedDigits, confidence: $0.confidence) }
             + failing
         for (index, reading) in readings.enumerated() where reading.confidence >= minimumUnverifiedConfidence {
             let entry = tally[reading.digits] ?? (0, 0, index)
@@ -686,26 +714,22 @@ public struct CardScanner: Sendable {
         return UnverifiedNumber(digits: best.key, reason: reason, confidence: best.value.confidence)
     }
 
-    /// The number to report, or nil: two readings that agree, at least one of them without a
-    /// repaired digit, or one number pieced together from several readings; never when two
-    /// different numbers are both supported, and never a repaired number against a reading
-    /// the recognizer keeps giving as it is.
+    /// The number to report, or nil: two readings that agree, or one number pieced together
+    /// from several readings; never when two different numbers are both supported, and never
+    /// against a failing reading the recognizer keeps giving as it is.
     ///
     /// `failing` holds the whole numbers read on the same row that fail the check digit. When
     /// one of them is read again and again (a specimen's "4000 1234 5678 9010", printed so),
-    /// a number that passes only because one digit was taken from an alternative is the check
-    /// digit writing that digit: refused. A valid first reading is refused too when the same
-    /// failing reading outnumbers it more than twice over.
+    /// it outweighs a valid reading it outnumbers more than twice over.
     func decide(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading] = []) -> PANCandidate? {
         var failingVotes: [[UInt8]: Int] = [:]
         for reading in failing { failingVotes[reading.digits, default: 0] += 1 }
         let consensus = failingVotes.values.max() ?? 0
         struct Support {
             var best: PANCandidate
-            var votes = 0
-            /// Readings that held the number as read, without a repaired digit, by reader.
+            /// Readings that held the number, by reader.
             var plain: [PANCandidate.Source: Int] = [:]
-            var plainCount: Int { plain.values.reduce(0, +) }
+            var votes: Int { plain.values.reduce(0, +) }
             /// Readings by the card-digit model with no doubtful digit.
             var sureModelReadings = 0
         }
@@ -715,22 +739,20 @@ public struct CardScanner: Sendable {
             let key = candidate.pan.revealed
             var support = byNumber[key] ?? Support(best: candidate)
             if candidate.confidence > support.best.confidence { support.best = candidate }
-            support.votes += 1
-            if candidate.substitutions == 0 { support.plain[candidate.source, default: 0] += 1 }
-            if candidate.source == .cardModel && candidate.substitutions == 0 && candidate.doubtfulDigits == 0 {
+            support.plain[candidate.source, default: 0] += 1
+            if candidate.source == .cardModel && candidate.doubtfulDigits == 0 {
                 support.sureModelReadings += 1
             }
             byNumber[key] = support
         }
         let accepted = byNumber.values.filter { entry in
-            if entry.plainCount == 0 && consensus >= 2 { return false }
-            if consensus >= 3 && consensus > 2 * entry.plainCount { return false }
+            if consensus >= 3 && consensus > 2 * entry.votes { return false }
             // Pieces of several readings that make exactly one number, each its place's
-            // strongest reading, are agreement already.
-            if entry.best.source == .merged && entry.best.substitutions == 0 {
+            // strongest reading seen alike by two readers, are agreement already.
+            if entry.best.source == .merged {
                 return entry.best.confidence >= configuration.minimumConfidence
             }
-            guard entry.votes >= 2, entry.plainCount >= 1, entry.best.confidence >= configuration.minimumAgreedConfidence else {
+            guard entry.votes >= 2, entry.best.confidence >= configuration.minimumAgreedConfidence else {
                 return false
             }
             // Two readers that see the number alike (the model and the templates, say) are

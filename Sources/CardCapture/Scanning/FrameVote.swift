@@ -6,7 +6,10 @@
 ///   one frame's number was read by both engines (``ScanResult/enginesAgreed``) at
 ///   ``strongConfidence`` or more and no frame read another number.
 /// - Only numbers the scanner reports as `found` vote: an unverified reading (a check digit
-///   that fails, a specimen card's number) never does, so the vote cannot make a number up.
+///   that fails) never does, so the vote cannot make a number up.
+/// - A sample card never votes: a frame that shows one (``ScanResult/Status/specimen``) adds
+///   nothing, and a number any frame read on a sample card is refused for the whole vote,
+///   though other frames missed its SAMPLE print.
 /// - The expiry is accepted when two frames read the same date and no other date has as many,
 ///   or from the one strong frame that accepted the number.
 ///
@@ -35,6 +38,10 @@ public struct FrameVote: Sendable {
     /// Frames that read a number (found).
     public private(set) var framesWithNumber = 0
     private var numbers: [PAN: Tally] = [:]
+    /// Numbers read on frames that showed a sample card.
+    private var samples: Set<PAN> = []
+    /// Frames that showed a sample card.
+    public private(set) var specimenFrames = 0
     private var dates: [Expiry: Int] = [:]
     /// The date of a strong frame that read the leading number, for the one-frame rule.
     private var strongDates: [PAN: Expiry] = [:]
@@ -50,6 +57,11 @@ public struct FrameVote: Sendable {
     /// Counts one frame's reading.
     public mutating func add(_ result: ScanResult) {
         frames += 1
+        if result.status == .specimen {
+            specimenFrames += 1
+            if let number = result.specimen?.number { samples.insert(number) }
+            return
+        }
         if let expiry = result.expiry { dates[expiry, default: 0] += 1 }
         guard result.status == .found, let pan = result.pan else { return }
         framesWithNumber += 1
@@ -65,7 +77,7 @@ public struct FrameVote: Sendable {
 
     /// The number (and date) the frames agree on, or nil while they do not.
     public var accepted: Accepted? {
-        guard let (pan, tally) = numbers.max(by: { $0.value.votes < $1.value.votes }) else { return nil }
+        guard let (pan, tally) = numbers.max(by: { $0.value.votes < $1.value.votes }), !samples.contains(pan) else { return nil }
         let rivals = numbers.filter { $0.key != pan }.map(\.value.votes)
         let byTwo = tally.votes >= 2 && rivals.allSatisfy { $0 < tally.votes }
         let byOne = tally.strong && rivals.isEmpty

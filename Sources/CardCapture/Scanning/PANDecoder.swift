@@ -3,11 +3,8 @@ public import OCRBridge
 /// A card number read from one line of OCR output, with how sure the reading is.
 public struct PANCandidate: Sendable, Equatable {
     public let pan: PAN
-    /// 0 to 1: the weakest digit's confidence, lowered for every digit that had to be
-    /// taken from Tesseract's alternatives rather than its first choice.
+    /// 0 to 1: the weakest digit's confidence in the reading, as the reader gave it.
     public let confidence: Double
-    /// How many digits came from alternatives.
-    public let substitutions: Int
     /// True when the spaces on the card match the brand's grouping (4-4-4-4, 4-6-5, …).
     public let groupingMatches: Bool
     /// How many digits had an alternative the recognizer weighed at half or more: a reading
@@ -31,6 +28,12 @@ public struct PANCandidate: Sendable, Equatable {
         case learned, ppocr, agreed
     }
 
+    public init(pan: PAN, confidence: Double, groupingMatches: Bool) {
+        self.pan = pan
+        self.confidence = confidence
+        self.groupingMatches = groupingMatches
+    }
+
     /// The candidate marked with its reader, its extent moved from the reading's image to
     /// the row's (see ``RowReading``).
     func from(_ source: Source, offset: Double = 0, scale: Double = 1) -> PANCandidate {
@@ -41,34 +44,44 @@ public struct PANCandidate: Sendable, Equatable {
     }
 }
 
-/// Finds card numbers in OCR output using what a real number must satisfy: a brand's IIN
-/// range, one of its lengths, its digit grouping and the Luhn check.
+/// Finds card numbers in OCR output using what a real number must satisfy: a whole printed
+/// row, a brand's IIN range, one of its lengths, its digit grouping and the Luhn check.
 ///
-/// The check digit checks a reading; it never writes one. Where Tesseract's first choices
-/// fail the check, one digit may be replaced by an alternative the recognizer itself offered
-/// for that symbol with real weight (``minimumAlternativeWeight``), and the candidate's
-/// confidence is then that alternative's. A whole number read that fails the check and has
-/// no such repair is kept as a ``NumberReading`` that fails it: offered for correction
-/// (``UnverifiedNumber``), never reported as a card.
+/// A number is a whole row: every digit group close beside it on the line belongs to it, so a
+/// part of a longer row (a group dropped at either end, or a group of another row joined to
+/// it) is never a candidate (``read(_:)``). The check digit only checks: it checks the reading
+/// as the reader gave it (each symbol's first choice) and never replaces a digit, chooses
+/// between readings of one or between extents of a row. A whole number that fails it is kept
+/// as a ``NumberReading`` that fails: offered for correction (``UnverifiedNumber``), never
+/// reported as a card.
 public enum PANDecoder {
     struct Slot {
-        var choices: [(digit: UInt8, confidence: Double)]
+        var digit: UInt8
+        var confidence: Double
+        /// Whether the recognizer weighed another digit at half or more for this symbol.
+        var doubtful: Bool
         var box: Box
     }
 
-    /// The least confidence (0 to 1) an alternative must have, as Tesseract scored it, for it
-    /// to replace a first choice that fails the check digit. Below this the recognizer did
-    /// not really see that digit, and a repair with it would be the check digit writing one.
-    public static let minimumAlternativeWeight = 0.25
+    /// A stretch of a line: consecutive digits of one word, or consecutive other letters.
+    struct Piece {
+        var slots: [Slot] = []
+        var isDigits: Bool
+        var symbols = 0
+        var left: Int
+        var right: Int
+    }
 
-    /// Everything a line says about a card number: the valid candidates and the whole
-    /// numbers read that fail the check.
+    /// Everything a line says about a card number: the valid candidates, the whole numbers
+    /// read there that fail the check, and every row of digits it holds.
     public struct LineReading: Sendable {
         /// Valid card numbers, best first.
         public var candidates: [PANCandidate] = []
-        /// Whole numbers (a brand's length and grouping, first choices only) that fail the
-        /// check digit, strongest first.
+        /// Whole numbers (a brand's length and grouping) that fail the check digit, strongest first.
         public var failing: [NumberReading] = []
+        /// The digits of each run of digit groups on the line (groups closer than
+        /// ``apartHeights`` digit heights), as read: what a row holds, whatever it is.
+        public var runs: [[UInt8]] = []
     }
 
     /// A whole number as read, valid or not: first choices only.
@@ -78,84 +91,130 @@ public enum PANDecoder {
         public let confidence: Double
     }
 
+    /// How far apart (in digit heights) two groups of characters on a line must be to belong
+    /// to different things. The groups of a card number are a digit's width apart (about two
+    /// thirds of its height); the nearest other text on a number's row (a logo, a date) lies
+    /// much further.
+    static let apartHeights = 3.0
+    /// How far (in digit heights) a lone character at a line's end must lie from a number to be
+    /// taken for a stray mark (a card's edge, a speck of the design) rather than its digit: a
+    /// crop across a whole card row picks such marks up at its ends, and readers read them as
+    /// digits.
+    static let strayHeights = 1.0
+
     /// The valid card numbers in a recognised line, best first.
     public static func candidates(in line: RecognizedLine) -> [PANCandidate] {
         read(line).candidates
     }
 
-    /// The valid card numbers in a recognised line and the whole numbers read there that fail
-    /// the check digit.
+    /// The whole numbers in a recognised line: valid ones as candidates, the others as
+    /// failing readings.
     ///
-    /// - Parameter isolated: whether a number must stand apart from other digits on the line
-    ///   (three digit heights). A line cut across a whole card row picks up stray marks at
-    ///   its ends, which the learned readers read as digits; those readings pass false.
-    public static func read(_ line: RecognizedLine, isolated mustStandApart: Bool = true) -> LineReading {
-        // Digit groups: runs of digits inside one word. A non-digit symbol ends a group.
-        var groups: [[Slot]] = []
-        for word in line.words {
-            var current: [Slot] = []
-            for symbol in word.symbols {
-                if let slot = slot(for: symbol) {
-                    current.append(slot)
-                } else if !current.isEmpty {
-                    groups.append(current)
-                    current = []
-                }
-            }
-            if !current.isEmpty { groups.append(current) }
-        }
-        let heights = groups.flatMap { $0.map(\.box.height) }.sorted()
-        let digitHeight = heights.isEmpty ? 0 : heights[heights.count / 2]
-        /// A card number stands alone on its row: a window with another digit group close
-        /// beside it is part of something longer (or a misread), not a number.
-        func isolated(_ start: Int, _ end: Int) -> Bool {
-            if start > 0, groups[start][0].box.x - groups[start - 1].last!.box.maxX < 3 * digitHeight { return false }
-            if end + 1 < groups.count, groups[end + 1][0].box.x - groups[end].last!.box.maxX < 3 * digitHeight {
-                return false
-            }
-            return true
+    /// A window of digit groups is a number only when it is the whole of its row: nothing but a
+    /// lone stray mark (``strayHeights`` away) lies within ``apartHeights`` digit heights of
+    /// either end, and no letter lies inside it. When two windows of one line would both pass
+    /// (a stray digit counted in or not), neither is a candidate: the check digit would be
+    /// choosing the extent.
+    public static func read(_ line: RecognizedLine) -> LineReading {
+        let pieces = Self.pieces(of: line)
+        let heights = pieces.flatMap { $0.slots.map(\.box.height) }.sorted()
+        let digitHeight = Double(heights.isEmpty ? 0 : heights[heights.count / 2])
+        func gap(_ left: Int, _ right: Int) -> Double { Double(pieces[right].left - pieces[left].right) }
+        let apart = apartHeights * digitHeight
+        let stray = strayHeights * digitHeight
+        /// Whether the window's edge at `inner`, with `outer` the next piece outward
+        /// (`step` -1 leftward, +1 rightward), ends the row there.
+        func endsRow(inner: Int, outer: Int, step: Int) -> Bool {
+            guard pieces.indices.contains(outer) else { return true }
+            let distance = step < 0 ? gap(outer, inner) : gap(inner, outer)
+            if distance >= apart { return true }
+            // A lone mark, itself standing apart from anything further out.
+            guard pieces[outer].symbols == 1, distance >= stray else { return false }
+            let further = outer + step
+            guard pieces.indices.contains(further) else { return true }
+            return (step < 0 ? gap(further, outer) : gap(outer, further)) >= apart
         }
         var reading = LineReading()
-        for start in groups.indices {
+        // Runs: digit pieces closer than `apart`, letters between them skipped.
+        var run: [UInt8] = []
+        var lastDigits: Int?
+        for index in pieces.indices where pieces[index].isDigits {
+            if let last = lastDigits, gap(last, index) >= apart {
+                reading.runs.append(run)
+                run = []
+            }
+            run += pieces[index].slots.map(\.digit)
+            lastDigits = index
+        }
+        if !run.isEmpty { reading.runs.append(run) }
+
+        for start in pieces.indices where pieces[start].isDigits && endsRow(inner: start, outer: start - 1, step: -1) {
             var window: [Slot] = []
             var sizes: [Int] = []
-            for end in start..<groups.count {
-                window += groups[end]
-                sizes.append(groups[end].count)
+            for end in start..<pieces.count {
+                // A letter inside, or a gap as wide as between two things, ends the window.
+                guard pieces[end].isDigits, end == start || gap(end - 1, end) < apart else { break }
+                window += pieces[end].slots
+                sizes.append(pieces[end].slots.count)
                 if window.count > 19 { break }
-                guard window.count >= 12, !mustStandApart || isolated(start, end) else { continue }
-                let extent = Double(window[0].box.x)...Double(window[window.count - 1].box.maxX)
-                if var candidate = decode(window, groupSizes: sizes) {
-                    candidate.extent = extent
+                guard window.count >= 12, endsRow(inner: end, outer: end + 1, step: 1) else { continue }
+                let digits = window.map(\.digit)
+                let confidence = window.map(\.confidence).min() ?? 0
+                guard let brand = CardBrand.detect(digits: digits), brand.lengths.contains(digits.count) else { continue }
+                let grouped = groupingMatches(sizes, brand: brand, length: digits.count)
+                if PAN.luhnValid(digits), let pan = try? PAN(digits: digits) {
+                    var candidate = PANCandidate(pan: pan, confidence: confidence, groupingMatches: grouped)
+                    candidate.doubtfulDigits = window.filter(\.doubtful).count
+                    candidate.extent = Double(window[0].box.x)...Double(window[window.count - 1].box.maxX)
                     reading.candidates.append(candidate)
-                }
-                let first = window.map { $0.choices[0].digit }
-                if !PAN.luhnValid(first), let brand = CardBrand.detect(digits: first), brand.lengths.contains(first.count),
-                    groupingMatches(sizes, brand: brand, length: first.count)
-                {
-                    let confidence = window.map { $0.choices[0].confidence }.min() ?? 0
-                    reading.failing.append(NumberReading(digits: first, confidence: confidence))
+                } else if grouped {
+                    reading.failing.append(NumberReading(digits: digits, confidence: confidence))
                 }
             }
         }
+        // Two extents of one line that both pass: the check digit would choose between them.
+        if Set(reading.candidates.map(\.pan)).count > 1 { reading.candidates = [] }
         reading.candidates.sort { $0.confidence > $1.confidence }
         reading.failing.sort { $0.confidence > $1.confidence }
         return reading
     }
 
-    static func slot(for symbol: RecognizedSymbol) -> Slot? {
-        var choices: [(digit: UInt8, confidence: Double)] = []
-        if let digit = digitValue(symbol.text) {
-            choices.append((digit, symbol.confidence / 100))
-        } else {
-            return nil
-        }
-        for choice in symbol.choices.dropFirst() {
-            if let digit = digitValue(choice.text), !choices.contains(where: { $0.digit == digit }) {
-                choices.append((digit, min(choice.confidence, symbol.confidence) / 100))
+    /// The line's symbols as pieces, left to right: runs of digits inside one word, and runs
+    /// of letters; punctuation (a dash, a dot, a slash) ends a piece and is no piece itself.
+    static func pieces(of line: RecognizedLine) -> [Piece] {
+        var pieces: [Piece] = []
+        for word in line.words {
+            var current: Piece?
+            func close() {
+                if let piece = current { pieces.append(piece) }
+                current = nil
             }
+            for symbol in word.symbols {
+                if let slot = slot(for: symbol) {
+                    if current?.isDigits != true { close() }
+                    current = current ?? Piece(isDigits: true, left: symbol.box.x, right: symbol.box.maxX)
+                    current!.slots.append(slot)
+                } else if symbol.text.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) {
+                    if current?.isDigits != false { close() }
+                    current = current ?? Piece(isDigits: false, left: symbol.box.x, right: symbol.box.maxX)
+                } else {
+                    close()
+                    continue
+                }
+                current!.symbols += 1
+                current!.right = symbol.box.maxX
+            }
+            close()
         }
-        return Slot(choices: choices, box: symbol.box)
+        return pieces.sorted { $0.left < $1.left }
+    }
+
+    static func slot(for symbol: RecognizedSymbol) -> Slot? {
+        guard let digit = digitValue(symbol.text) else { return nil }
+        let doubtful = symbol.choices.dropFirst().contains { choice in
+            choice.text != symbol.text && digitValue(choice.text) != nil && min(choice.confidence, symbol.confidence) >= 50
+        }
+        return Slot(digit: digit, confidence: symbol.confidence / 100, doubtful: doubtful, box: symbol.box)
     }
 
     static func digitValue(_ text: String) -> UInt8? {
@@ -163,58 +222,7 @@ public enum PANDecoder {
         return UInt8(ascii - 48)
     }
 
-    /// The best valid number in a window of digit slots, or nil.
-    static func decode(_ window: [Slot], groupSizes: [Int]) -> PANCandidate? {
-        let best = window.map { $0.choices[0].digit }
-        guard let brand = CardBrand.detect(digits: best), brand.lengths.contains(window.count)
-        else {
-            return substituted(window, groupSizes: groupSizes)
-        }
-        if PAN.luhnValid(best), let pan = try? PAN(digits: best) {
-            let confidence = window.map { $0.choices[0].confidence }.min() ?? 0
-            var candidate = PANCandidate(
-                pan: pan,
-                confidence: confidence,
-                substitutions: 0,
-                groupingMatches: groupingMatches(groupSizes, brand: brand, length: window.count)
-            )
-            candidate.doubtfulDigits = window.filter { slot in slot.choices.dropFirst().contains { $0.confidence >= 0.5 } }.count
-            return candidate
-        }
-        return substituted(window, groupSizes: groupSizes)
-    }
-
-    /// Tries replacing one digit with an alternative Tesseract offered for it with real
-    /// weight. Only one repair can pass the check, or none is made: two different repairs
-    /// that both pass are a guess between numbers, not a reading.
-    static func substituted(_ window: [Slot], groupSizes: [Int]) -> PANCandidate? {
-        var repairs: [PANCandidate] = []
-        let base = window.map { $0.choices[0].digit }
-        for position in window.indices {
-            for alternative in window[position].choices.dropFirst() where alternative.confidence >= minimumAlternativeWeight {
-                var digits = base
-                digits[position] = alternative.digit
-                guard let brand = CardBrand.detect(digits: digits), brand.lengths.contains(digits.count),
-                    PAN.luhnValid(digits), let pan = try? PAN(digits: digits)
-                else { continue }
-                // The repaired digit counts at the alternative's own (lower) confidence.
-                var confidences = window.map { $0.choices[0].confidence }
-                confidences[position] = alternative.confidence
-                repairs.append(
-                    PANCandidate(
-                        pan: pan,
-                        confidence: confidences.min() ?? 0,
-                        substitutions: 1,
-                        groupingMatches: groupingMatches(groupSizes, brand: brand, length: digits.count)
-                    )
-                )
-            }
-        }
-        guard repairs.count == 1 else { return nil }
-        return repairs[0]
-    }
-
-    /// Whether the gaps Tesseract saw are all gaps of one of the ways the brand prints its
+    /// Whether the gaps the reader saw are all gaps of one of the ways the brand prints its
     /// numbers (it may miss a gap, never add one).
     static func groupingMatches(_ sizes: [Int], brand: CardBrand, length: Int) -> Bool {
         // No card prints a lone digit apart from the rest: a digit a gap after the number is
@@ -235,6 +243,25 @@ public enum PANDecoder {
             return true
         }
     }
+
+    /// Whether `number` is part of a longer row another reading of the same row saw: a run of
+    /// at least two more digits that holds the number, at one place, with at most one digit
+    /// read otherwise. A row whose first group one crop lost (the detector's box cut it off)
+    /// reads as a shorter number that can pass the check; the crops that saw the whole row
+    /// say what it is.
+    public static func isPartOfLongerRun(_ number: [UInt8], runs: [[UInt8]]) -> Bool {
+        runs.contains { run in
+            guard run.count >= number.count + 2 else { return false }
+            return (0...(run.count - number.count)).contains { offset in
+                var differences = 0
+                for index in number.indices where run[offset + index] != number[index] {
+                    differences += 1
+                    if differences > 1 { return false }
+                }
+                return true
+            }
+        }
+    }
 }
 
 /// One reading of a number row, and where its image lies on the row: a point at `x` in the
@@ -252,11 +279,12 @@ extension PANDecoder {
     ///
     /// Glare or a line of the design spoils a different group in each way of reading a row,
     /// so no single reading holds the whole number while every group is read right by some.
-    /// Groups at the same place on the row are the same group; each combination of the
-    /// readings' groups, in a brand's exact grouping, is checked (brand, length, Luhn).
-    /// Only groups that two different readers (the card-digit model, the templates, `eng`)
-    /// saw alike take part: one reader repeats its confusions over every variant of a row.
-    /// Only when exactly one number results is it returned: two possible numbers are a guess.
+    /// Groups at the same place on the row are the same group. Only groups that two different
+    /// readers (the card-digit model, the templates, `eng`) saw alike take part: one reader
+    /// repeats its confusions over every variant of a row. Each place gives its strongest such
+    /// group, never another chosen because it passes the check; the places make a number only
+    /// as a whole row (nothing within ``apartHeights`` digits' heights beside it), in a brand's
+    /// exact grouping, and only when exactly one number results.
     ///
     /// - Returns: the number, its confidence the weakest group's (the weakest digit of that
     ///   group's best reading), or nil.
@@ -306,47 +334,47 @@ extension PANDecoder {
                 places.append((piece, [piece.text: piece.confidence], [piece.text: [piece.source]]))
             }
         }
-        // A group one reader saw is not evidence enough to build a number on: with many
-        // readings and several texts at each place, some combination passes the check by
-        // chance, and a reader that confuses a 7 for a 1 does so in every variant of the row.
-        for index in places.indices {
-            places[index].texts = places[index].texts.filter { places[index].readers[$0.key, default: []].count >= 2 }
+        // Each place's strongest group that two readers saw alike: a group one reader saw is
+        // not evidence enough to build a number on (a reader that confuses a 7 for a 1 does so
+        // in every variant of the row), and with several texts at each place some combination
+        // would pass the check by chance. A place without one still shows where the row goes on.
+        let groups: [(text: String?, confidence: Double, left: Double, right: Double, lone: Bool)] = places.map { place in
+            let seenTwice = place.texts.filter { place.readers[$0.key, default: []].count >= 2 }
+            let best = seenTwice.max(by: { ($0.value, $1.key) < ($1.value, $0.key) })
+            let lone = place.texts.keys.allSatisfy { $0.count == 1 }
+            return (best?.key, best?.value ?? 0, place.anchor.left, place.anchor.right, lone)
         }
-        places.removeAll { $0.texts.isEmpty }
+        // A digit's height, from the groups' widths (a digit is about two thirds as wide as tall).
+        let pitches = groups.compactMap { group in group.text.map { (group.right - group.left) / Double(max(1, $0.count)) } }.sorted()
+        let height = 1.5 * (pitches.isEmpty ? 0 : pitches[pitches.count / 2])
+        func gap(_ left: Int, _ right: Int) -> Double { groups[right].left - groups[left].right }
+        /// Whether the row ends between `inner` and the next place outward (`step` ±1), as in ``read(_:)``.
+        func endsRow(inner: Int, outer: Int, step: Int) -> Bool {
+            guard groups.indices.contains(outer) else { return true }
+            let distance = step < 0 ? gap(outer, inner) : gap(inner, outer)
+            if distance >= apartHeights * height { return true }
+            guard groups[outer].lone, distance >= strayHeights * height else { return false }
+            let further = outer + step
+            guard groups.indices.contains(further) else { return true }
+            return (step < 0 ? gap(further, outer) : gap(outer, further)) >= apartHeights * height
+        }
         var found: [String: PANCandidate] = [:]
-        for start in places.indices {
-            for count in 2...5 where start + count <= places.count {
-                let window = places[start..<(start + count)].map { place in
-                    place.texts.sorted { $0.value > $1.value }.prefix(6)
-                }
-                var combination = [Int](repeating: 0, count: count)
-                while true {
-                    let chosen = combination.enumerated().map { window[$0.offset][$0.element] }
-                    let digits = chosen.flatMap { $0.key.utf8.map { $0 - 48 } }
-                    if let brand = CardBrand.detect(digits: digits), brand.lengths.contains(digits.count),
-                        brand.groupings(forLength: digits.count).contains(chosen.map(\.key.count)),
-                        PAN.luhnValid(digits), let pan = try? PAN(digits: digits)
-                    {
-                        let confidence = chosen.map(\.value).min() ?? 0
-                        // A group that is not its place's strongest reading was chosen by the
-                        // check digit: it counts as a repair, which one reading alone never reports.
-                        let repairs = combination.indices.filter { chosen[$0].value < window[$0][0].value }.count
-                        if confidence > found[pan.revealed]?.confidence ?? -1 {
-                            var candidate = PANCandidate(pan: pan, confidence: confidence, substitutions: repairs, groupingMatches: true)
-                            candidate.extent = places[start].anchor.left...places[start + count - 1].anchor.right
-                            found[pan.revealed] = candidate
-                        }
-                    }
-                    // Next combination, like an odometer.
-                    var digit = count - 1
-                    while digit >= 0 {
-                        combination[digit] += 1
-                        if combination[digit] < window[digit].count { break }
-                        combination[digit] = 0
-                        digit -= 1
-                    }
-                    if digit < 0 { break }
-                }
+        for start in groups.indices where endsRow(inner: start, outer: start - 1, step: -1) {
+            for count in 2...5 where start + count <= groups.count {
+                let end = start + count - 1
+                if gap(end - 1, end) >= apartHeights * height { break }
+                guard endsRow(inner: end, outer: end + 1, step: 1) else { continue }
+                let chosen = groups[start...end]
+                let texts = chosen.compactMap(\.text)
+                guard texts.count == count else { continue }
+                let digits = texts.flatMap { $0.utf8.map { $0 - 48 } }
+                guard let brand = CardBrand.detect(digits: digits), brand.lengths.contains(digits.count),
+                    brand.groupings(forLength: digits.count).contains(texts.map(\.count)),
+                    PAN.luhnValid(digits), let pan = try? PAN(digits: digits)
+                else { continue }
+                var candidate = PANCandidate(pan: pan, confidence: chosen.map(\.confidence).min() ?? 0, groupingMatches: true)
+                candidate.extent = groups[start].left...groups[end].right
+                found[pan.revealed] = candidate
             }
         }
         guard found.count == 1 else { return nil }

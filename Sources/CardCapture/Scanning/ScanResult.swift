@@ -8,6 +8,9 @@ public struct ScanResult: Sendable {
         case unverified
         /// No card number could be read; nothing is reported.
         case notFound = "not_found"
+        /// The picture shows a sample card (a SAMPLE or SPECIMEN print, a number printed on
+        /// sample cards): ``ScanResult/specimen`` says why; no number is reported, valid or not.
+        case specimen
     }
 
     public var status: Status
@@ -27,6 +30,8 @@ public struct ScanResult: Sendable {
     /// Tesseract's card-digit model on the same row, or both networks as printed. One such
     /// frame is as good as two frames agreeing (``FrameVote``).
     public var enginesAgreed: Bool
+    /// Why the card is a sample, only when `status` is `specimen`.
+    public var specimen: Specimen?
 
     public init(
         status: Status,
@@ -36,7 +41,8 @@ public struct ScanResult: Sendable {
         confidence: Double,
         milliseconds: Double,
         holder: String? = nil,
-        enginesAgreed: Bool = false
+        enginesAgreed: Bool = false,
+        specimen: Specimen? = nil
     ) {
         self.status = status
         self.pan = pan
@@ -46,5 +52,11 @@ public struct ScanResult: Sendable {
         self.milliseconds = milliseconds
         self.holder = holder
         self.enginesAgreed = enginesAgreed
+        self.specimen = specimen
+    }
+
+    /// A sample card's result: nothing read off it is reported.
+    static func specimen(_ specimen: Specimen, milliseconds: Double) -> ScanResult {
+        ScanResult(status: .specimen, pan: nil, expiry: nil, confidence: 0, milliseconds: milliseconds, specimen: specimen)
     }
 }

@@ -15,7 +15,7 @@ public struct UnverifiedNumber: Sendable, Hashable, CustomStringConvertible, Cus
         case lowConfidence = "low_confidence"
     }
 
-    private let digits: [UInt8]
+    let digits: [UInt8]
     public let reason: Reason
     /// 0 to 1: the weakest digit's confidence in the reading offered.
     public let confidence: Double

@@ -41,7 +41,8 @@ public struct Scan: Sendable, Equatable {
 
     public let id: String
     /// `found` when the scanner read a number it is sure of, `unverified` when it read a whole
-    /// number it could not verify, `not_found` otherwise.
+    /// number it could not verify, `specimen` when the picture shows a sample card, `not_found`
+    /// otherwise.
     public let status: String
     /// Only when `status` is `unverified`, and only in the answer to the scan itself.
     public var unverified: Unverified?

@@ -16,7 +16,7 @@ extension Vault {
         let record = ScanRecord(
             id: id,
             merchantID: merchantID,
-            status: (pan != nil ? ScanResult.Status.found : unverified != nil ? .unverified : .notFound).rawValue,
+            status: Self.scanStatus(pan: pan, unverified: unverified, specimen: result.status == .specimen).rawValue,
             brand: pan?.brand.id,
             bin: pan?.bin,
             last4: pan?.last4,
@@ -69,6 +69,13 @@ extension Vault {
         return Token(record)
     }
 
+    /// The status a scan is kept with: what of it can be made into a token.
+    static func scanStatus(pan: PAN?, unverified: UnverifiedNumber?, specimen: Bool) -> ScanResult.Status {
+        if pan != nil { return .found }
+        if specimen { return .specimen }
+        return unverified != nil ? .unverified : .notFound
+    }
+
     /// A scan that can still be used, and its card opened.
     ///
     /// - Throws: ``VaultError`` `scanNotFound`, `scanAlreadyUsed`, `scanExpired` or `scanWithoutNumber`.
@@ -78,6 +85,7 @@ extension Vault {
         }
         if scan.usedAt != nil { throw Self.scanRefusal(.alreadyUsed, scanID) }
         if scan.expiresAt <= configuration.now() { throw Self.scanRefusal(.expired, scanID) }
+        if scan.status == ScanResult.Status.specimen.rawValue { throw Self.specimenRefusal(scanID) }
         guard let sealed = scan.sealedCard, scan.keyID == keys.keyID else { throw Self.scanRefusal(.withoutNumber, scanID) }
         return (scan, try Self.decode(try keys.open(sealed, for: .card, context: scan.id)))
     }
@@ -90,6 +98,14 @@ extension Vault {
     public func scannedCard(for merchantID: String, scan scanID: String) async throws -> (number: String, holder: String?) {
         let (_, card) = try await openScan(scanID, merchantID: merchantID)
         return (card.number, card.holder)
+    }
+
+    /// A scan of a sample card: never a card, whatever number it shows.
+    static func specimenRefusal(_ id: String) -> VaultError {
+        VaultError(
+            .scanWithoutNumber,
+            "scan \(id.prefix(40)) shows a sample card (printed SAMPLE or SPECIMEN, or a number only sample cards carry), not a payment card: scan the real card, or send its number, exp_month and exp_year"
+        )
     }
 
     static func scanRefusal(_ use: ScanUse, _ id: String) -> VaultError {

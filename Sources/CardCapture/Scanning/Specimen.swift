@@ -1,0 +1,118 @@
+/// Why a picture shows a sample card rather than a card: issuers' marketing pictures, cards
+/// printed SAMPLE or SPECIMEN, and the numbers everyone prints on them (`1234 5678 9012 3456`,
+/// `…8888 8888`). A sample card is never a card, even when its number passes the check digit:
+/// the scan says `specimen` and reports no number (``ScanResult/specimen``).
+///
+/// ```swift
+/// Specimen.inNumber(Array("6225888888888888".utf8).map { $0 - 48 }, acceptingTestNumbers: true)
+/// // Specimen(reason: .sampleNumber)
+/// Specimen.inText("VISA SAMPLE CARD")   // Specimen(reason: .sampleWord, word: "SAMPLE")
+/// ```
+public struct Specimen: Sendable, Hashable {
+    /// What showed that the card is a sample.
+    public enum Reason: String, Sendable {
+        /// A word that marks sample cards (SAMPLE, SPECIMEN, MUSTER, 样卡, …) printed on the card.
+        case sampleWord = "sample_word"
+        /// The number is one printed on sample cards: a run of eight digits counting up or
+        /// down (`1234 5678`), eight of one digit (`8888 8888`, `0000 0000`), one group of
+        /// four printed three times or more.
+        case sampleNumber = "sample_number"
+        /// A processor's published test number, where the scanner serves live payments
+        /// (``CardScanner/Configuration/acceptsTestNumbers`` false): on a picture, a sample.
+        case testNumber = "test_number"
+    }
+
+    public let reason: Reason
+    /// The word read, for ``Reason/sampleWord``.
+    public let word: String?
+    /// The valid number read on the sample card, if any: kept inside the module so that a
+    /// vote over frames (``FrameVote``) refuses it when other frames miss the word.
+    var number: PAN?
+
+    public init(reason: Reason, word: String? = nil) {
+        self.reason = reason
+        self.word = word
+    }
+
+    /// Why, in words a person can act on.
+    public var explanation: String {
+        switch reason {
+        case .sampleWord: "the card is printed \(word ?? "SAMPLE"): it is a sample card, not a payment card"
+        case .sampleNumber: "the number is one printed on sample cards, not a card's"
+        case .testNumber: "the number is a published test number; it is taken only by a sandbox"
+        }
+    }
+
+    // MARK: - Numbers
+
+    /// Whether `digits` is a number printed on sample cards, or a published test number where
+    /// those are not taken.
+    ///
+    /// - Parameter acceptingTestNumbers: whether a published test number (``TestCards``) is a
+    ///   card, as in the sandbox: several of them (`4111 1111 1111 1111`, `4000 0000 0000 0002`)
+    ///   have the runs a sample card's number has.
+    public static func inNumber(_ digits: [UInt8], acceptingTestNumbers: Bool) -> Specimen? {
+        if TestCards.contains(digits) {
+            return acceptingTestNumbers ? nil : Specimen(reason: .testNumber)
+        }
+        return hasSamplePattern(digits) ? Specimen(reason: .sampleNumber) : nil
+    }
+
+    /// How long a run of digits counting up, counting down or repeating one digit marks a
+    /// sample number. A random 16-digit number holds one by chance about once in a million;
+    /// issuers' account numbers are not made of them.
+    static let patternRun = 8
+
+    /// Runs of ``patternRun`` digits counting up (`…7890 12…` wraps), down or repeating, or a
+    /// group of four printed three times in a row.
+    static func hasSamplePattern(_ digits: [UInt8]) -> Bool {
+        for step in [0, 1, 9] {
+            var run = 1
+            for index in digits.indices.dropFirst() {
+                run = digits[index] == (digits[index - 1] + UInt8(step)) % 10 ? run + 1 : 1
+                if run >= patternRun { return true }
+            }
+        }
+        guard digits.count >= 12 else { return false }
+        for start in 0...(digits.count - 12) {
+            let group = digits[start..<(start + 4)]
+            if digits[(start + 4)..<(start + 8)].elementsEqual(group), digits[(start + 8)..<(start + 12)].elementsEqual(group) {
+                return true
+            }
+        }
+        return false
+    }
+
+    // MARK: - Words
+
+    /// Words that mark a sample card, as cards print them. Words of scripts with spaces are
+    /// matched as whole words (MUSTER, not MASTERCARD), the longer ones also with one letter
+    /// misread; words of scripts without spaces are matched anywhere in the text.
+    static let spacedWords = [
+        "SAMPLE", "SPECIMEN", "MUSTER", "MUESTRA", "CAMPIONE", "ECHANTILLON", "EXEMPLAIRE", "VOORBEELD", "AMOSTRA",
+        "EXEMPLO", "ESEMPIO", "ОБРАЗЕЦ",
+    ]
+    static let wordsAnywhere = ["样卡", "样本", "樣本", "樣卡", "样板", "見本", "サンプル", "샘플", "示例卡"]
+
+    /// The sample word in a line of text read off a card, if any.
+    public static func inText(_ text: String) -> Specimen? {
+        for word in wordsAnywhere where text.contains(word) { return Specimen(reason: .sampleWord, word: word) }
+        let folded = String(text.uppercased().map { accented[$0] ?? $0 })
+        let tokens = folded.split { !$0.isLetter }.map(String.init)
+        for token in tokens {
+            for word in spacedWords where token == word || (word.count >= 8 && token.count == word.count && differsByOne(token, word)) {
+                return Specimen(reason: .sampleWord, word: word)
+            }
+        }
+        return nil
+    }
+
+    /// The accented capitals sample words are printed with, unaccented.
+    static let accented: [Character: Character] = [
+        "É": "E", "È": "E", "Ê": "E", "Á": "A", "À": "A", "Â": "A", "Ó": "O", "Ô": "O", "Í": "I", "Ú": "U", "Ç": "C",
+    ]
+
+    static func differsByOne(_ one: String, _ other: String) -> Bool {
+        zip(one, other).reduce(0) { $0 + ($1.0 == $1.1 ? 0 : 1) } <= 1
+    }
+}

@@ -1,0 +1,61 @@
+import Testing
+
+@testable import CardCapture
+
+@Suite("Sample cards")
+struct SpecimenTests {
+    static func digits(_ text: String) -> [UInt8] { text.utf8.map { $0 - 48 } }
+
+    @Test("numbers only sample cards print are samples, whether or not they pass the check digit")
+    func sampleNumbers() {
+        for number in [
+            "1234567890123456", "567890123456", "1234567800000000", "0000000000000000", "6225888888888888", "4000123456789010",
+            "123456789012345", "6200000000000000000", "9876543210987654", "5412345634563456",
+        ] {
+            #expect(Specimen.inNumber(Self.digits(number), acceptingTestNumbers: true)?.reason == .sampleNumber, "\(number.prefix(6))")
+        }
+    }
+
+    @Test("published test numbers are cards in the sandbox and samples where live payments are read")
+    func testNumbers() {
+        for number in ["4111111111111111", "4242424242424242", "4000000000000002", "6200000000000005", "378282246310005"] {
+            #expect(Specimen.inNumber(Self.digits(number), acceptingTestNumbers: true) == nil, "\(number.prefix(6))")
+            #expect(Specimen.inNumber(Self.digits(number), acceptingTestNumbers: false)?.reason == .testNumber)
+        }
+        // Every number the sandbox decides an outcome for is a test number, and passes the check.
+        for number in ["4000000000009995", "4000000000000069", "4000000000000127", "4000000000000119"] {
+            #expect(TestCards.contains(Self.digits(number)))
+        }
+        #expect(TestCards.numbers.allSatisfy { PAN.luhnValid(Self.digits($0)) })
+    }
+
+    @Test("numbers without the patterns are not samples: seven in a run is not eight")
+    func ordinaryNumbers() {
+        for number in ["6217001260010217084", "4556737586899855", "5425233430109903", "6222021234567", "4000000112395670"] {
+            #expect(Specimen.inNumber(Self.digits(number), acceptingTestNumbers: true) == nil, "\(number.prefix(6))")
+        }
+        // About one random number in a million holds a pattern: none in these 20,000.
+        var random = SplitMix(seed: 42)
+        var hits = 0
+        for _ in 0..<20_000 {
+            let number = (0..<16).map { _ in UInt8(random.next() % 10) }
+            if Specimen.hasSamplePattern(number) { hits += 1 }
+        }
+        #expect(hits == 0)
+    }
+
+    @Test("sample words anywhere on the card, in the languages cards use; not inside other words")
+    func words() {
+        #expect(Specimen.inText("VISA SAMPLE CARD")?.word == "SAMPLE")
+        #expect(Specimen.inText("specimen")?.word == "SPECIMEN")
+        #expect(Specimen.inText("SPECIMFN")?.word == "SPECIMEN")
+        #expect(Specimen.inText("MUSTER")?.word == "MUSTER")
+        #expect(Specimen.inText("ÉCHANTILLON")?.word == "ECHANTILLON")
+        #expect(Specimen.inText("中国银行 样卡")?.word == "样卡")
+        #expect(Specimen.inText("MASTERCARD") == nil)
+        #expect(Specimen.inText("MUSTERMANN") == nil)
+        #expect(Specimen.inText("SIMPLE BANK") == nil)
+        #expect(Specimen.inText("SAMPLES") == nil)
+        #expect(Specimen.inText("VALID THRU 12/27") == nil)
+    }
+}
