@@ -75,7 +75,7 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("debug-dir"),
-        help: "Write a picture per image to this folder showing the card outline, the rows read and the digits read (in full)."
+        help: "Write a picture and a text file per image to this folder: the card outline, the rows read and the digits read (in full)."
     )
     var debugDirectory: String?
 
@@ -151,11 +151,14 @@ struct ScanCommand: AsyncParsableCommand {
                 group.addTask {
                     let outcome = ScanOutcome(file: path) {
                         guard let debugDirectory else { return try scanner.scan(contentsOf: path) }
-                        let (result, picture) = try scanner.scanWithDebugImage(contentsOf: path)
-                        let name = (path.split(separator: "/").last.map(String.init) ?? "image") + ".debug.png"
+                        let (result, picture, readings) = try scanner.scanWithDebugImage(contentsOf: path)
+                        let name = path.split(separator: "/").last.map(String.init) ?? "image"
                         let bytes = try PNGEncoder.encode(picture)
-                        guard FileManager.default.createFile(atPath: debugDirectory + "/" + name, contents: Data(bytes)) else {
-                            throw OCRError(.imageUnreadable, "cannot write the debug picture to \(debugDirectory)")
+                        let text = Data(readings.joined(separator: "\n").utf8 + [10])
+                        guard FileManager.default.createFile(atPath: debugDirectory + "/" + name + ".debug.png", contents: Data(bytes)),
+                            FileManager.default.createFile(atPath: debugDirectory + "/" + name + ".debug.txt", contents: text)
+                        else {
+                            throw OCRError(.imageUnreadable, "cannot write the debug picture and readings to \(debugDirectory)")
                         }
                         return result
                     }

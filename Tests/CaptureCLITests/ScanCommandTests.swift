@@ -30,6 +30,25 @@ struct ScanCommandTests {
         #expect(try revealed.json()["pan"] as? String == "378734493671000")
     }
 
+    @Test("a sample card is status specimen with its reason and no number; a published test number is one only with --refuse-test-numbers")
+    func specimen() throws {
+        // s008 prints 6200 0000 0000 0000 000: it passes the check digit, but only sample cards print it.
+        let sample = try CLIRunner.run(["scan", "--json", "--reveal", CLIRunner.fixture("s008-specimen.png")])
+        #expect(sample.status == 1)
+        let json = try sample.json()
+        #expect(json["status"] as? String == "specimen")
+        #expect(json["panMasked"] is NSNull && json["pan"] == nil && json["unverified"] == nil)
+        #expect((json["specimen"] as? [String: Any])?["reason"] as? String == "sample_number")
+        #expect(!sample.stdout.contains("6200000000000000000"))
+        // The sandbox takes a published test number as a card; a scanner for live payments does not.
+        let visa = CLIRunner.fixture("t000-flat-visa.png")
+        #expect(try CLIRunner.run(["scan", "--json", visa]).json()["status"] as? String == "found")
+        let live = try CLIRunner.run(["scan", "--json", "--refuse-test-numbers", visa])
+        #expect(live.status == 1)
+        #expect(try live.json()["status"] as? String == "specimen")
+        #expect((try live.json()["specimen"] as? [String: Any])?["reason"] as? String == "test_number")
+    }
+
     @Test("a broken file is status error with a code, exit 2, and the others still scan")
     func broken() throws {
         let broken = CLIRunner.root.appendingPathComponent("Tests/OCRBridgeTests/Fixtures/broken-truncated.png").path

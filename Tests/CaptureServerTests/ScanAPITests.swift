@@ -69,6 +69,28 @@ struct ScanAPITests {
         }
     }
 
+    @Test("a sample card is status specimen with no card, and tokenizing it says it is a sample card", arguments: StoreKind.allCases)
+    func sampleCard(store: StoreKind) async throws {
+        let fixture = try await APIFixture(store)
+        try await fixture.application(scanner: Self.scanner.get()).test(.router) { client in
+            // 6200 0000 0000 0000 000 passes the check digit; only sample cards print it.
+            let (status, body) = try await client.upload(try Self.bytes("Fixtures/cards/s008-specimen.png"), key: fixture.shop.publishable)
+            #expect(status == .created)
+            let scan = try decode(ScanBody.self, body)
+            #expect(scan.status == "specimen" && scan.card?.last4 == nil && scan.confidence == 0)
+            let (refused, error) = try await client.send(
+                .post,
+                "/v1/tokens",
+                key: fixture.shop.publishable,
+                json: #"{"scan": "\#(scan.id)", "cvc": "123"}"#
+            )
+            #expect(refused == .unprocessableContent)
+            let refusal = try decode(ErrorBody.self, error).error
+            #expect(refusal.code == "scan_without_number")
+            #expect(refusal.message.contains("sample card"))
+        }
+    }
+
     @Test("a card photo is read (number kept in the vault), made into a token once with its CVC, and the token pays", arguments: StoreKind.allCases)
     func scanTokenCharge(store: StoreKind) async throws {
         let fixture = try await APIFixture(store)

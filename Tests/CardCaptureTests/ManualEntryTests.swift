@@ -217,5 +217,18 @@ struct ManualEntryTests {
         #expect(ManualEntry.reasonToAsk(after: sure, expiryNeeded: true) == "the scan could not read the expiry")
         let defaults = ManualEntry.defaults(from: none)
         #expect(defaults.number == nil && defaults.expiry == expiry && defaults.holder == "ANN LEE")
+        let sample = ScanResult(
+            status: .specimen,
+            pan: nil,
+            expiry: nil,
+            confidence: 0,
+            milliseconds: 1,
+            specimen: Specimen(reason: .sampleWord, word: "SAMPLE")
+        )
+        #expect(
+            ManualEntry.reasonToAsk(after: sample)
+                == "the card is printed SAMPLE: it is a sample card, not a payment card; type in the card you will pay with"
+        )
+        #expect(ManualEntry.defaults(from: sample).number == nil)
     }
 }

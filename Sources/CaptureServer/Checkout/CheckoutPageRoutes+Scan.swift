@@ -10,7 +10,9 @@ import Tokenizer
 /// The hosted page's card photo: read by the server's scanner to fill the form in.
 extension CheckoutPageRoutes {
     /// What a photo gave, for the script to put in the form: the number grouped as printed
-    /// and the expiry as MM/YY, each only when the scanner read it sure enough to offer.
+    /// and the expiry as MM/YY, each only when the scanner read it sure enough to offer; a whole
+    /// number that fails the check digit (an issuer may print one) as read, for the buyer to
+    /// correct, with a message that says so.
     struct Prefill: Encodable {
         let number: String?
         let expiry: String?
@@ -56,14 +58,19 @@ extension CheckoutPageRoutes {
             }
         }
         let pan = result.status == .found ? result.pan : nil
-        let number = pan?.revealedGrouped
+        let unverified = result.status == .unverified ? result.unverified : nil
+        let number = pan?.revealedGrouped ?? unverified?.revealedGrouped
         let expiry = result.expiry?.formatted
-        let message =
-            result.status == .specimen
-            ? "The photo shows a sample card, not a payment card: photograph the card you will pay with, or type it in."
-            : pan == nil
-                ? "No card number could be read from the photo; type it in."
-                : "Check the number\(expiry == nil ? "" : " and expiry") read from your photo, then add the security code."
+        let message: String
+        if result.status == .specimen {
+            message = "The photo shows a sample card, not a payment card: photograph the card you will pay with, or type it in."
+        } else if unverified != nil {
+            message = "Check every digit of the number read from your photo: as read, it fails the card number's check."
+        } else if pan == nil {
+            message = "No card number could be read from the photo; type it in."
+        } else {
+            message = "Check the number\(expiry == nil ? "" : " and expiry") read from your photo, then add the security code."
+        }
         var headers = Self.securityHeaders
         headers[.contentType] = "application/json"
         let body = try APIJSON.encoder.encode(Prefill(number: number, expiry: expiry, name: pan == nil ? nil : result.holder, message: message))

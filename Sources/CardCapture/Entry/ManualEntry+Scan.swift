@@ -16,6 +16,9 @@ extension ManualEntry {
         expiryNeeded: Bool = false,
         sureConfidence: Double = sureConfidence
     ) -> String? {
+        if result.status == .specimen, let specimen = result.specimen {
+            return "\(specimen.explanation); type in the card you will pay with"
+        }
         if result.status == .unverified, let read = result.unverified {
             return "the scan read \(read.maskedGrouped), but \(read.explanation); check it against the card"
         }

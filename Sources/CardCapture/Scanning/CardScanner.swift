@@ -158,12 +158,14 @@ public struct CardScanner: Sendable {
 
     /// Scans a PNG or JPEG file and also draws what the scanner saw: the image with the card's
     /// outline, and the straightened card with every row it read and the digits it read
-    /// there. For `capture-cli scan --debug-dir`; the picture shows the card in full.
-    public func scanWithDebugImage(contentsOf path: String) throws -> (result: ScanResult, debug: Bitmap) {
+    /// there, and those readings as lines of text (`x,y,width,height: text`, in the order they
+    /// were made). For `capture-cli scan --debug-dir`; both show the card's digits in full.
+    public func scanWithDebugImage(contentsOf path: String) throws -> (result: ScanResult, debug: Bitmap, readings: [String]) {
         let start = ContinuousClock.now
         let bitmap = try ImageDecoder(limits: configuration.limits).decode(contentsOf: path)
         let (result, evidence) = try scanWithEvidence(bitmap, startedAt: start)
-        return (result, DebugImage.compose(original: bitmap, evidence: evidence, result: result))
+        let readings = evidence.rows.map { "\($0.box.x),\($0.box.y),\($0.box.width),\($0.box.height): \($0.text)" }
+        return (result, DebugImage.compose(original: bitmap, evidence: evidence, result: result), readings)
     }
 
     private func scan(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> ScanResult {

@@ -34,6 +34,11 @@ public struct UnverifiedNumber: Sendable, Hashable, CustomStringConvertible, Cus
     public var length: Int { digits.count }
     /// The brand the first digits name, when any.
     public var brand: CardBrand? { CardBrand.detect(digits: digits) }
+    /// The digits grouped as the brand prints them (4-4-4-4 when no brand is known), in full:
+    /// for the person holding the card to correct.
+    public var revealedGrouped: String {
+        PAN.grouped(Array(revealed), brand?.grouping(forLength: digits.count) ?? [4, 4, 4, 4, 4])
+    }
     /// The digits grouped as the brand prints them (4-4-4-4 when no brand is known), masked.
     public var maskedGrouped: String {
         PAN.grouped(Array(masked), brand?.grouping(forLength: digits.count) ?? [4, 4, 4, 4, 4])
