@@ -37,9 +37,13 @@ struct ScanCommandTests {
         #expect(sample.status == 1)
         let json = try sample.json()
         #expect(json["status"] as? String == "specimen")
-        #expect(json["panMasked"] is NSNull && json["pan"] == nil && json["unverified"] == nil)
+        #expect(json["panMasked"] is NSNull && json["pan"] == nil)
         #expect((json["specimen"] as? [String: Any])?["reason"] as? String == "sample_number")
-        #expect(!sample.stdout.contains("6200000000000000000"))
+        // What was read is told, as no card's: the digits only with --reveal.
+        let read = try #require(json["unverified"] as? [String: Any])
+        #expect(read["reason"] as? String == "specimen" && read["digits"] as? String == "6200000000000000000")
+        let masked = try CLIRunner.run(["scan", "--json", CLIRunner.fixture("s008-specimen.png")])
+        #expect(!masked.stdout.contains("6200000000000000000"))
         // The sandbox takes a published test number as a card; a scanner for live payments does not.
         let visa = CLIRunner.fixture("t000-flat-visa.png")
         #expect(try CLIRunner.run(["scan", "--json", visa]).json()["status"] as? String == "found")

@@ -166,8 +166,10 @@ struct PANDecoderTests {
         #expect(PANDecoder.isPartOfLongerRun(number, runs: [[1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 8]]))
         // One stray digit more is not a longer row; a far group is another run.
         #expect(!PANDecoder.isPartOfLongerRun(number, runs: [[7] + number]))
-        let far = PANDecoder.read(LineBuilder.line(["4111", "1111", "1111", "1111", "1227"], gap: 200)).runs
-        #expect(far.count == 5)
+        let far = LineBuilder.line(placed: [(10, "4111"), (120, "1111"), (230, "1111"), (340, "1111"), (700, "1227")])
+        #expect(PANDecoder.read(far).runs.count == 2)
+        // Groups as far apart as two things are never one number.
+        #expect(PANDecoder.read(LineBuilder.line(["4111", "1111", "1111", "1111"], gap: 200)).candidates.isEmpty)
     }
 
     @Test("a valid run inside a longer run of digits is not a number")
@@ -176,8 +178,8 @@ struct PANDecoderTests {
         let candidates = PANDecoder.candidates(in: LineBuilder.line(["4012", "8888", "8888", "1", "881"]))
         #expect(!candidates.contains { $0.pan.length == 13 })
         // Far away (a date at the end of the row) is fine.
-        let far = PANDecoder.candidates(in: LineBuilder.line(["4111", "1111", "1111", "1111", "1227"], gap: 200))
-        #expect(far.first?.pan.revealed == "4111111111111111")
+        let far = LineBuilder.line(placed: [(10, "4111"), (120, "1111"), (230, "1111"), (340, "1111"), (700, "1227")])
+        #expect(PANDecoder.candidates(in: far).first?.pan.revealed == "4111111111111111")
     }
 
     /// Rows whose whole reading fails the check digit, with strong alternatives offered for

@@ -37,6 +37,11 @@ extension ManualEntry {
 
     /// What a scan read, as defaults for the prompt.
     public static func defaults(from result: ScanResult) -> Values {
-        Values(number: result.pan, expiry: result.expiry, holder: result.holder, draftNumber: result.unverified)
+        Values(
+            number: result.pan,
+            expiry: result.expiry,
+            holder: result.holder,
+            draftNumber: result.status == .unverified ? result.unverified : nil
+        )
     }
 }

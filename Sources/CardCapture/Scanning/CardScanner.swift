@@ -238,7 +238,7 @@ public struct CardScanner: Sendable {
             if let unverified,
                 let specimen = try Specimen.inNumber(unverified.digits, acceptingTestNumbers: accepting) ?? sampleWord(on: &evidence)
             {
-                return (.specimen(specimen, milliseconds: milliseconds), evidence)
+                return (.specimen(specimen, read: unverified.digits, confidence: unverified.confidence, milliseconds: milliseconds), evidence)
             }
             let result = ScanResult(
                 status: unverified == nil ? .notFound : .unverified,
@@ -253,7 +253,7 @@ public struct CardScanner: Sendable {
         }
         if var specimen = try Specimen.inNumber(best.pan.revealedDigits, acceptingTestNumbers: accepting) ?? sampleWord(on: &evidence) {
             specimen.number = best.pan
-            return (.specimen(specimen, milliseconds: milliseconds), evidence)
+            return (.specimen(specimen, read: best.pan.revealedDigits, confidence: best.confidence, milliseconds: milliseconds), evidence)
         }
         let result = ScanResult(
             status: .found,

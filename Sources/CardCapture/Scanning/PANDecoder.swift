@@ -321,7 +321,7 @@ extension PANDecoder {
         }
         // Places on the row: a piece belongs to the first place whose first piece it
         // overlaps by at least half of the shorter of the two.
-        var places: [(anchor: Piece, texts: [String: Double], readers: [String: Set<PANCandidate.Source>])] = []
+        var places: [(anchor: Piece, texts: [String: Double], readers: [String: Set<PANCandidate.Source>], spans: [String: ClosedRange<Double>])] = []
         for piece in pieces.sorted(by: { $0.left + $0.right < $1.left + $1.right }) {
             let index = places.firstIndex { place in
                 let overlap = min(place.anchor.right, piece.right) - max(place.anchor.left, piece.left)
@@ -330,20 +330,33 @@ extension PANDecoder {
             if let index {
                 places[index].texts[piece.text] = max(places[index].texts[piece.text] ?? 0, piece.confidence)
                 places[index].readers[piece.text, default: []].insert(piece.source)
+                let span = places[index].spans[piece.text] ?? piece.left...piece.right
+                places[index].spans[piece.text] = min(span.lowerBound, piece.left)...max(span.upperBound, piece.right)
             } else {
-                places.append((piece, [piece.text: piece.confidence], [piece.text: [piece.source]]))
+                places.append((piece, [piece.text: piece.confidence], [piece.text: [piece.source]], [piece.text: piece.left...piece.right]))
             }
         }
         // Each place's strongest group that two readers saw alike: a group one reader saw is
         // not evidence enough to build a number on (a reader that confuses a 7 for a 1 does so
         // in every variant of the row), and with several texts at each place some combination
-        // would pass the check by chance. A place without one still shows where the row goes on.
+        // would pass the check by chance. A group inside a longer one at its place is that one
+        // half seen (glare ate the rest). Two different groups as strong leave the place
+        // undecided, and then no number is made: the check digit would choose. A place without
+        // a group still shows where the row goes on.
+        var undecided = false
         let groups: [(text: String?, confidence: Double, left: Double, right: Double, lone: Bool)] = places.map { place in
             let seenTwice = place.texts.filter { place.readers[$0.key, default: []].count >= 2 }
-            let best = seenTwice.max(by: { ($0.value, $1.key) < ($1.value, $0.key) })
+            let whole = seenTwice.filter { text in !seenTwice.keys.contains { $0 != text.key && $0.contains(text.key) } }
+            let strongest = whole.values.max() ?? 0
+            let best = whole.filter { $0.value == strongest }
+            if best.count > 1 { undecided = true }
             let lone = place.texts.keys.allSatisfy { $0.count == 1 }
-            return (best?.key, best?.value ?? 0, place.anchor.left, place.anchor.right, lone)
+            // Where the group chosen lies (where its readings put it), else where the place does.
+            let text = best.count == 1 ? best.first?.key : nil
+            let span = text.flatMap { place.spans[$0] } ?? place.anchor.left...place.anchor.right
+            return (text, strongest, span.lowerBound, span.upperBound, lone)
         }
+        guard !undecided else { return nil }
         // A digit's height, from the groups' widths (a digit is about two thirds as wide as tall).
         let pitches = groups.compactMap { group in group.text.map { (group.right - group.left) / Double(max(1, $0.count)) } }.sorted()
         let height = 1.5 * (pitches.isEmpty ? 0 : pitches[pitches.count / 2])

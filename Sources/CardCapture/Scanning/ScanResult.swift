@@ -55,8 +55,18 @@ public struct ScanResult: Sendable {
         self.specimen = specimen
     }
 
-    /// A sample card's result: nothing read off it is reported.
-    static func specimen(_ specimen: Specimen, milliseconds: Double) -> ScanResult {
-        ScanResult(status: .specimen, pan: nil, expiry: nil, confidence: 0, milliseconds: milliseconds, specimen: specimen)
+    /// A sample card's result: no card, no expiry, no name; the whole number read on it, if
+    /// any, as ``UnverifiedNumber`` with the reason ``UnverifiedNumber/Reason/specimen`` (what was
+    /// read, never a card's number).
+    static func specimen(_ specimen: Specimen, read digits: [UInt8]? = nil, confidence: Double = 0, milliseconds: Double) -> ScanResult {
+        ScanResult(
+            status: .specimen,
+            pan: nil,
+            unverified: digits.map { UnverifiedNumber(digits: $0, reason: .specimen, confidence: confidence) },
+            expiry: nil,
+            confidence: 0,
+            milliseconds: milliseconds,
+            specimen: specimen
+        )
     }
 }

@@ -13,6 +13,9 @@ public struct UnverifiedNumber: Sendable, Hashable, CustomStringConvertible, Cus
         /// The digits pass the check, but the readings behind them are too weak (or
         /// disagree) to report them without a person's look.
         case lowConfidence = "low_confidence"
+        /// The number was read on a sample card (``ScanResult/Status/specimen``): the digits
+        /// as read, which are no card's.
+        case specimen
     }
 
     let digits: [UInt8]
@@ -49,6 +52,7 @@ public struct UnverifiedNumber: Sendable, Hashable, CustomStringConvertible, Cus
         switch reason {
         case .checkDigit: "the digits read fail the card number's check digit, so at least one of them is wrong"
         case .lowConfidence: "the scan is not sure of these digits"
+        case .specimen: "these digits are printed on a sample card, which is not a payment card"
         }
     }
 
