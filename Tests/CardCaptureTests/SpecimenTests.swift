@@ -27,6 +27,9 @@ struct SpecimenTests {
             #expect(TestCards.contains(Self.digits(number)))
         }
         #expect(TestCards.numbers.allSatisfy { PAN.luhnValid(Self.digits($0)) })
+        // A test number read with one digit wrong is a misread card in the sandbox, not a sample.
+        #expect(Specimen.inNumber(Self.digits("4000000000000062"), acceptingTestNumbers: true) == nil)
+        #expect(Specimen.inNumber(Self.digits("4000000000000062"), acceptingTestNumbers: false)?.reason == .sampleNumber)
     }
 
     @Test("numbers without the patterns are not samples: seven in a run is not eight")

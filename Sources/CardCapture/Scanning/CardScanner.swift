@@ -164,7 +164,7 @@ public struct CardScanner: Sendable {
         let start = ContinuousClock.now
         let bitmap = try ImageDecoder(limits: configuration.limits).decode(contentsOf: path)
         let (result, evidence) = try scanWithEvidence(bitmap, startedAt: start)
-        let readings = evidence.rows.map { "\($0.box.x),\($0.box.y),\($0.box.width),\($0.box.height): \($0.text)" }
+        let readings = (evidence.earlierRows + evidence.rows).map { "\($0.box.x),\($0.box.y),\($0.box.width),\($0.box.height): \($0.text)" }
         return (result, DebugImage.compose(original: bitmap, evidence: evidence, result: result), readings)
     }
 
@@ -222,6 +222,7 @@ public struct CardScanner: Sendable {
                     var fallback = try read(bitmap, with: engines, only: evidence.uprightCard, datesWithoutNumber: false, search: search)
                     fallback.candidates += evidence.candidates
                     fallback.failing += evidence.failing
+                    fallback.earlierRows = evidence.rows.map { ($0.box, "learned route: " + $0.text) }
                     if fallback.expiry == nil { fallback.expiry = evidence.expiry }
                     return fallback
                 default:
@@ -281,6 +282,9 @@ public struct CardScanner: Sendable {
         var card: Bitmap?
         /// Rows read, in card pixels, with what was read on each (for --debug-dir).
         var rows: [(box: Box, text: String)] = []
+        /// What an earlier route read, on its own card, before this evidence's route (for
+        /// --debug-dir's text; not drawn, as its boxes are on another card).
+        var earlierRows: [(box: Box, text: String)] = []
         /// The number decided on a row, judged against that row's own readings.
         var decided: PANCandidate?
         /// Whether `decided` was read by two independent readers (``ScanResult/enginesAgreed``).

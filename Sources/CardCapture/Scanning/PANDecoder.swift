@@ -179,8 +179,16 @@ public enum PANDecoder {
         return reading
     }
 
+    /// How far apart (in the line's digit pitch, centre to centre) two digits a reader put in
+    /// different words must be to be in different groups. A space between groups is about a
+    /// digit wide, so their digits' centres are two pitches apart; a network reading a dim or
+    /// blurred row can put a space between two digits of one group, a pitch apart.
+    static let groupBreakPitches = 1.45
+
     /// The line's symbols as pieces, left to right: runs of digits inside one word, and runs
     /// of letters; punctuation (a dash, a dot, a slash) ends a piece and is no piece itself.
+    /// Two runs of digits in neighbouring words closer than ``groupBreakPitches`` are one
+    /// group: the reader's space between them is not on the card.
     static func pieces(of line: RecognizedLine) -> [Piece] {
         var pieces: [Piece] = []
         for word in line.words {
@@ -206,7 +214,27 @@ public enum PANDecoder {
             }
             close()
         }
-        return pieces.sorted { $0.left < $1.left }
+        pieces.sort { $0.left < $1.left }
+        // The pitch: centre to centre of neighbouring digits inside one word.
+        let pitches = pieces.flatMap { piece in
+            zip(piece.slots.dropFirst(), piece.slots).map { $0.box.midX - $1.box.midX }
+        }.sorted()
+        guard !pitches.isEmpty else { return pieces }
+        let pitch = pitches[pitches.count / 2]
+        var joined: [Piece] = []
+        for piece in pieces {
+            if var last = joined.last, last.isDigits, piece.isDigits, let end = last.slots.last, let start = piece.slots.first,
+                start.box.midX - end.box.midX < groupBreakPitches * pitch
+            {
+                last.slots += piece.slots
+                last.symbols += piece.symbols
+                last.right = piece.right
+                joined[joined.count - 1] = last
+            } else {
+                joined.append(piece)
+            }
+        }
+        return joined
     }
 
     static func slot(for symbol: RecognizedSymbol) -> Slot? {

@@ -24,6 +24,13 @@ public enum TestCards {
         "6759649826438453", "2200000000000004", "5066991111111118", "6062828888666688", "6370950000000005",
     ]
 
+    /// Whether `digits` differ from a published test number of the same length in one place.
+    static func isOneDigitFrom(_ digits: [UInt8]) -> Bool {
+        numbers.contains { number in
+            number.utf8.count == digits.count && zip(number.utf8, digits).filter { $0 - 48 != $1 }.count == 1
+        }
+    }
+
     /// Whether `digits` is a published test number.
     public static func contains(_ digits: [UInt8]) -> Bool {
         numbers.contains(String(decoding: digits.map { $0 + 48 }, as: UTF8.self))
