@@ -10,7 +10,7 @@ struct SpecimenTests {
     func sampleNumbers() {
         for number in [
             "1234567890123456", "567890123456", "1234567800000000", "0000000000000000", "6225888888888888", "4000123456789010",
-            "123456789012345", "6200000000000000000", "9876543210987654", "5412345634563456",
+            "123456789012345", "6200000000000000000", "9876543210987654", "5412345634563456", "6222588880888838",
         ] {
             #expect(Specimen.inNumber(Self.digits(number), acceptingTestNumbers: true)?.reason == .sampleNumber, "\(number.prefix(6))")
         }
@@ -37,14 +37,15 @@ struct SpecimenTests {
         for number in ["6217001260010217084", "4556737586899855", "5425233430109903", "6222021234567", "4000000112395670"] {
             #expect(Specimen.inNumber(Self.digits(number), acceptingTestNumbers: true) == nil, "\(number.prefix(6))")
         }
-        // About one random number in a million holds a pattern: none in these 20,000.
+        // About one random 16-digit number in ten thousand holds a pattern (an account part
+        // seven tenths one digit, mostly): about five in these 50,000.
         var random = SplitMix(seed: 42)
         var hits = 0
-        for _ in 0..<20_000 {
+        for _ in 0..<50_000 {
             let number = (0..<16).map { _ in UInt8(random.next() % 10) }
             if Specimen.hasSamplePattern(number) { hits += 1 }
         }
-        #expect(hits == 0)
+        #expect(hits <= 15, "\(hits) of 50,000 random numbers")
     }
 
     @Test("sample words anywhere on the card, in the languages cards use; not inside other words")
