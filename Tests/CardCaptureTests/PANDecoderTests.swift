@@ -149,11 +149,15 @@ struct PANDecoderTests {
         // A letter read at the row's end, right after the digits, is part of the row.
         let letter = LineBuilder.line(["4111", "1111", "1111", "1111", "B"])
         #expect(PANDecoder.read(letter).candidates.isEmpty)
-        // A lone mark a digit's height off (a card's edge) is not.
+        // A lone mark a digit's height off at the card's edge (outside `inner`) is not; anywhere
+        // else it may be what glare left of a group.
         let stray = LineBuilder.line(["4111", "1111", "1111", "1111", "1"], gap: 50)
-        #expect(PANDecoder.candidates(in: stray).first?.pan.revealed == "4111111111111111")
+        #expect(PANDecoder.read(stray, inner: 0...580).candidates.first?.pan.revealed == "4111111111111111")
+        #expect(PANDecoder.read(stray, inner: 0...700).candidates.isEmpty)
+        #expect(PANDecoder.read(stray).candidates.isEmpty)
         let strayLeft = LineBuilder.line(["7", "4111", "1111", "1111", "1111"], gap: 50)
-        #expect(PANDecoder.candidates(in: strayLeft).first?.pan.revealed == "4111111111111111")
+        #expect(PANDecoder.read(strayLeft, inner: 50...700).candidates.first?.pan.revealed == "4111111111111111")
+        #expect(PANDecoder.read(strayLeft).candidates.isEmpty)
     }
 
     @Test("a reading that holds a number and more, two digits or longer, makes it part of a longer row")
@@ -166,6 +170,13 @@ struct PANDecoderTests {
         #expect(PANDecoder.isPartOfLongerRun(number, runs: [[1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 8]]))
         // One stray digit more is not a longer row; a far group is another run.
         #expect(!PANDecoder.isPartOfLongerRun(number, runs: [[7] + number]))
+        // Lone marks a digit's height off at both ends (a crop across the card) are not the row's.
+        let marked = LineBuilder.line(["1", "4111", "1111", "1111", "1111", "7"], gap: 50)
+        #expect(PANDecoder.read(marked, inner: 50...650).runs == [[4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]])
+        #expect(PANDecoder.read(marked).runs.first?.count == 18)
+        // A lone digit right against the row is.
+        let close = PANDecoder.read(LineBuilder.line(["4111", "1111", "1111", "1111", "7"])).runs
+        #expect(close.first?.count == 17)
         let far = LineBuilder.line(placed: [(10, "4111"), (120, "1111"), (230, "1111"), (340, "1111"), (700, "1227")])
         #expect(PANDecoder.read(far).runs.count == 2)
         // Groups as far apart as two things are never one number.

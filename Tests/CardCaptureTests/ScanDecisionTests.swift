@@ -32,15 +32,32 @@ struct ScanDecisionTests {
         #expect("\(offer)" == "400012******9010")
     }
 
-    @Test("a valid first reading outnumbered by one failing reading is not reported")
+    @Test("two numbers each agreed on are no number, whatever their votes; a failing reading as common as a valid one ties it")
+    func rivalsAndTies() throws {
+        let scanner = try Self.scanner.get()
+        let one = PANDecoder.read(LineBuilder.line(["4111", "1111", "1111", "1111"])).candidates
+        let other = PANDecoder.read(LineBuilder.line(["4242", "4242", "4242", "4242"])).candidates
+        let cardModel = one.map { $0.from(.cardModel) }
+        #expect(scanner.decide(one + cardModel + one) != nil)
+        #expect(scanner.decide(one + cardModel + one + other + other.map { $0.from(.cardModel) }) == nil)
+        // Two readings pass, two read the same row whole as a number that fails: a tie.
+        let failing = PANDecoder.read(LineBuilder.line(["4111", "1111", "1111", "1117"])).failing
+        #expect(scanner.decide(one + cardModel, failing: failing) != nil)
+        #expect(scanner.decide(one + cardModel, failing: failing + failing) == nil)
+    }
+
+    @Test("a valid reading is not reported unless it outnumbers a failing reading of the row")
     func outnumbered() throws {
         let scanner = try Self.scanner.get()
         let valid = LineBuilder.line(["4000", "1234", "5678", "3010"])
         let printed = LineBuilder.line(["4000", "1234", "5678", "9010"])
         let (candidates, failing) = Self.decoded([valid, printed, printed, printed])
         #expect(scanner.decide(candidates, failing: failing) == nil)
-        // Read twice against three failing readings, it stands.
-        let (more, same) = Self.decoded([valid, valid, printed, printed, printed])
+        // Read twice against three failing readings, still not; read more often than the
+        // failing one, it stands.
+        let (twice, three) = Self.decoded([valid, valid, printed, printed, printed])
+        #expect(scanner.decide(twice, failing: three) == nil)
+        let (more, same) = Self.decoded([valid, valid, valid, valid, printed, printed, printed])
         #expect(scanner.decide(more, failing: same)?.pan.revealed == "4000123456783010")
     }
 

@@ -58,7 +58,9 @@ extension CheckoutPageRoutes {
             }
         }
         let pan = result.status == .found ? result.pan : nil
-        let unverified = result.status == .unverified ? result.unverified : nil
+        // Only digits read whole that fail the check are offered to correct: a valid number the
+        // scan was not sure of would be paid with unchanged.
+        let unverified = result.status == .unverified && result.unverified?.reason == .checkDigit ? result.unverified : nil
         let number = pan?.revealedGrouped ?? unverified?.revealedGrouped
         let expiry = result.expiry?.formatted
         let message: String

@@ -180,16 +180,18 @@ extension CardScanner {
     }
 
     /// How many rows of a card (besides the number's) PP-OCRv4 reads for a sample word once a
-    /// number is decided, the tallest first: a SAMPLE banner is as tall as a bank's name.
+    /// number is decided or a whole one read, the tallest first: a SAMPLE banner is as tall as a
+    /// bank's name.
     static let specimenRows = 8
 
     /// A word that marks the card as a sample (``Specimen/inText(_:)``), read anywhere on the card
-    /// a number was decided on: the rows PP-OCRv4 read already, then the card's other rows
+    /// a number was decided or read whole on: the rows PP-OCRv4 and Tesseract's `eng` read
+    /// already (both routes'), then the card's other rows
     /// (``specimenRows``), by the learned engine's detector and PP-OCRv4, which reads Latin, CJK
     /// and Cyrillic words. Nil without the learned engine (`--engine tesseract` reads no words).
     func sampleWord(on evidence: inout Evidence) throws -> Specimen? {
-        for (_, text) in evidence.rows where text.hasPrefix("ppocr: ") {
-            if let found = Specimen.inText(String(text.dropFirst(7))) { return found }
+        for (_, text) in evidence.earlierRows + evidence.rows {
+            if let found = Specimen.inText(text) { return found }
         }
         guard let learned, let card = evidence.card else { return nil }
         var rows = evidence.learnedRows
@@ -453,7 +455,12 @@ extension CardScanner {
                 }
                 if source == .learned { look.mostDigits = max(look.mostDigits, digits) }
                 if box == across { acrossRead = true }
-                let reading = PANDecoder.read(line)
+                // A crop reaching the card's edge zone: a lone mark there is the edge.
+                let left = max(0, box.x - Self.learnedMargin(of: box))
+                let edge = Double(card.width) * Self.cardEdgeShare
+                let reaches = Double(left) < edge || Double(left + image.width) > Double(card.width) - edge
+                let inner = (edge - Double(left))...(Double(card.width) - edge - Double(left))
+                let reading = PANDecoder.read(line, inner: reaches ? inner : nil)
                 rowRuns += reading.runs
                 rowCandidates += reading.candidates.map { $0.from(source) }
                 rowFailing += reading.failing
@@ -463,6 +470,7 @@ extension CardScanner {
             /// of a longer row.
             func decideRow() -> PANCandidate? {
                 rowCandidates.removeAll { PANDecoder.isPartOfLongerRun($0.pan.revealedDigits, runs: rowRuns) }
+                rowFailing.removeAll { PANDecoder.isPartOfLongerRun($0.digits, runs: rowRuns) }
                 return decideLearned(rowCandidates, failing: rowFailing)
             }
             // The card-digit network until its readings decide the row.
@@ -513,6 +521,10 @@ extension CardScanner {
         return look
     }
 
+    /// How far in from the card's left and right edges (a share of its width) no card prints
+    /// its number: a lone mark a crop picks up there is the edge (``PANDecoder/read(_:inner:)``).
+    static let cardEdgeShare = 0.06
+
     /// The least confidence (the weakest digit's probability) at which one reading of a row by
     /// one network is reported on its own.
     static let learnedAloneConfidence = 0.85
@@ -529,8 +541,7 @@ extension CardScanner {
     static let failingComparableShare = 0.75
 
     /// The number a row's learned readings support, or nil. Both networks reading the number
-    /// as it is is agreement; one network alone must be sure of every digit. A reading with a
-    /// digit taken from the alternatives is never enough alone; a number of the same length,
+    /// as it is is agreement; one network alone must be sure of every digit. A number of the same length,
     /// read whole and nearly as surely, that fails the check as often as the valid one (a
     /// specimen's printed number) refuses it; another number read as it is with some
     /// confidence refuses both.

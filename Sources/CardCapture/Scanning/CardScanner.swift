@@ -239,6 +239,9 @@ public struct CardScanner: Sendable {
             if let unverified,
                 let specimen = try Specimen.inNumber(unverified.digits, acceptingTestNumbers: accepting) ?? sampleWord(on: &evidence)
             {
+                var specimen = specimen
+                // A valid number read on it is remembered, so that a vote over frames refuses it.
+                if PAN.luhnValid(unverified.digits) { specimen.number = try? PAN(digits: unverified.digits) }
                 return (.specimen(specimen, read: unverified.digits, confidence: unverified.confidence, milliseconds: milliseconds), evidence)
             }
             let result = ScanResult(
@@ -554,6 +557,7 @@ public struct CardScanner: Sendable {
             /// part of a longer row.
             func decideRow() -> PANCandidate? {
                 rowCandidates.removeAll { PANDecoder.isPartOfLongerRun($0.pan.revealedDigits, runs: rowRuns) }
+                rowFailing.removeAll { PANDecoder.isPartOfLongerRun($0.digits, runs: rowRuns) }
                 return decide(rowCandidates, failing: rowFailing)
             }
             func settled() -> Bool {
@@ -709,11 +713,10 @@ public struct CardScanner: Sendable {
             let entry = tally[reading.digits] ?? (0, 0, index)
             tally[reading.digits] = (entry.votes + 1, max(entry.confidence, reading.confidence), entry.first)
         }
-        // Most votes, then the surest; on a tie, a number that passes the check before one that
-        // fails it, then the first read: never the dictionary's order, which changes from one
-        // process to the next.
-        func rank(_ entry: (key: [UInt8], value: (votes: Int, confidence: Double, first: Int))) -> (Int, Double, Int, Int) {
-            (entry.value.votes, entry.value.confidence, PAN.luhnValid(entry.key) ? 1 : 0, -entry.value.first)
+        // Most votes, then the surest, then the first read: never the check digit, and never the
+        // dictionary's order, which changes from one process to the next.
+        func rank(_ entry: (key: [UInt8], value: (votes: Int, confidence: Double, first: Int))) -> (Int, Double, Int) {
+            (entry.value.votes, entry.value.confidence, -entry.value.first)
         }
         guard let best = tally.max(by: { rank($0) < rank($1) }) else { return nil }
         let reason: UnverifiedNumber.Reason = PAN.luhnValid(best.key) ? .lowConfidence : .checkDigit
@@ -724,9 +727,9 @@ public struct CardScanner: Sendable {
     /// from several readings; never when two different numbers are both supported, and never
     /// against a failing reading the recognizer keeps giving as it is.
     ///
-    /// `failing` holds the whole numbers read on the same row that fail the check digit. When
-    /// one of them is read again and again (a specimen's "4000 1234 5678 9010", printed so),
-    /// it outweighs a valid reading it outnumbers more than twice over.
+    /// `failing` holds the whole numbers read on the same row that fail the check digit. A
+    /// number of the same length read whole, nearly as surely, as often as the valid one is a
+    /// tie between readings, and the check digit does not break it: nothing is reported.
     func decide(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading] = []) -> PANCandidate? {
         var failingVotes: [[UInt8]: Int] = [:]
         for reading in failing { failingVotes[reading.digits, default: 0] += 1 }
@@ -753,6 +756,10 @@ public struct CardScanner: Sendable {
         }
         let accepted = byNumber.values.filter { entry in
             if consensus >= 3 && consensus > 2 * entry.votes { return false }
+            let length = entry.best.pan.length
+            let comparable = entry.best.confidence * Self.failingComparableShare
+            let failingAlike = failing.filter { $0.digits.count == length && $0.confidence >= comparable }.count
+            if failingAlike >= entry.votes { return false }
             // Pieces of several readings that make exactly one number, each its place's
             // strongest reading seen alike by two readers, are agreement already.
             if entry.best.source == .merged {
@@ -779,12 +786,8 @@ public struct CardScanner: Sendable {
             }
             return true
         }
-        guard let top = accepted.max(by: { ($0.votes, $0.best.confidence) < ($1.votes, $1.best.confidence) }) else {
-            return nil
-        }
         // Two different numbers with support: refuse rather than guess.
-        let rivals = accepted.filter { $0.best.pan != top.best.pan && $0.votes >= top.votes }
-        guard rivals.isEmpty else { return nil }
-        return top.best
+        guard accepted.count == 1 else { return nil }
+        return accepted[0].best
     }
 }

@@ -81,7 +81,7 @@ public enum PANDecoder {
         public var failing: [NumberReading] = []
         /// The digits of each run of digit groups on the line (groups closer than
         /// ``apartHeights`` digit heights), as read: what a row holds, whatever it is.
-        public var runs: [[UInt8]] = []
+        var runs: [[UInt8]] = []
     }
 
     /// A whole number as read, valid or not: first choices only.
@@ -97,9 +97,8 @@ public enum PANDecoder {
     /// much further.
     static let apartHeights = 3.0
     /// How far (in digit heights) a lone character at a line's end must lie from a number to be
-    /// taken for a stray mark (a card's edge, a speck of the design) rather than its digit: a
-    /// crop across a whole card row picks such marks up at its ends, and readers read them as
-    /// digits.
+    /// taken for a stray mark rather than its digit, when it also lies at the card's edge: a
+    /// crop across a whole card row picks the edges up, and readers read them as digits.
     static let strayHeights = 1.0
 
     /// The valid card numbers in a recognised line, best first.
@@ -110,43 +109,58 @@ public enum PANDecoder {
     /// The whole numbers in a recognised line: valid ones as candidates, the others as
     /// failing readings.
     ///
-    /// A window of digit groups is a number only when it is the whole of its row: nothing but a
-    /// lone stray mark (``strayHeights`` away) lies within ``apartHeights`` digit heights of
-    /// either end, and no letter lies inside it. When two windows of one line would both pass
-    /// (a stray digit counted in or not), neither is a candidate: the check digit would be
-    /// choosing the extent.
-    public static func read(_ line: RecognizedLine) -> LineReading {
+    /// A window of digit groups is a number only when it is the whole of its row: nothing lies
+    /// within ``apartHeights`` digit heights of either end but a lone mark at the card's edge
+    /// (``strayHeights`` away, and outside `inner`), and no letter lies inside it. A lone digit
+    /// anywhere else may be what glare left of a group. When two windows of one line would both
+    /// pass, neither is a candidate: the check digit would be choosing the extent.
+    ///
+    /// - Parameter inner: where on the line the card's inside lies (in the line's pixels), for
+    ///   a crop that reaches the card's edges: a lone mark outside it is the edge. Nil for a crop
+    ///   inside the card: no mark beside a number is taken for a stray.
+    public static func read(_ line: RecognizedLine, inner: ClosedRange<Double>? = nil) -> LineReading {
         let pieces = Self.pieces(of: line)
         let heights = pieces.flatMap { $0.slots.map(\.box.height) }.sorted()
         let digitHeight = Double(heights.isEmpty ? 0 : heights[heights.count / 2])
         func gap(_ left: Int, _ right: Int) -> Double { Double(pieces[right].left - pieces[left].right) }
         let apart = apartHeights * digitHeight
         let stray = strayHeights * digitHeight
+        /// Whether a piece is a lone mark at the card's edge.
+        func atEdge(_ index: Int) -> Bool {
+            guard let inner, pieces[index].symbols == 1 else { return false }
+            return Double(pieces[index].right) < inner.lowerBound || Double(pieces[index].left) > inner.upperBound
+        }
         /// Whether the window's edge at `inner`, with `outer` the next piece outward
         /// (`step` -1 leftward, +1 rightward), ends the row there.
         func endsRow(inner: Int, outer: Int, step: Int) -> Bool {
             guard pieces.indices.contains(outer) else { return true }
             let distance = step < 0 ? gap(outer, inner) : gap(inner, outer)
             if distance >= apart { return true }
-            // A lone mark, itself standing apart from anything further out.
-            guard pieces[outer].symbols == 1, distance >= stray else { return false }
+            // A lone mark at the card's edge, itself standing apart from anything further out.
+            guard atEdge(outer), distance >= stray else { return false }
             let further = outer + step
             guard pieces.indices.contains(further) else { return true }
             return (step < 0 ? gap(further, outer) : gap(outer, further)) >= apart
         }
         var reading = LineReading()
-        // Runs: digit pieces closer than `apart`, letters between them skipped.
-        var run: [UInt8] = []
-        var lastDigits: Int?
+        // Runs: digit pieces closer than `apart`, letters between them skipped, and without a
+        // lone mark at the card's edge at either end (as a window's end may have): a crop
+        // across a card reads the card's edge as a 1 beside the number.
+        var runs: [[Int]] = []
         for index in pieces.indices where pieces[index].isDigits {
-            if let last = lastDigits, gap(last, index) >= apart {
-                reading.runs.append(run)
-                run = []
+            if let last = runs.last?.last, gap(last, index) < apart {
+                runs[runs.count - 1].append(index)
+            } else {
+                runs.append([index])
             }
-            run += pieces[index].slots.map(\.digit)
-            lastDigits = index
         }
-        if !run.isEmpty { reading.runs.append(run) }
+        for var run in runs {
+            while run.count > 1, atEdge(run[0]), gap(run[0], run[1]) >= stray { run.removeFirst() }
+            while run.count > 1, atEdge(run[run.count - 1]), gap(run[run.count - 2], run[run.count - 1]) >= stray {
+                run.removeLast()
+            }
+            reading.runs.append(run.flatMap { pieces[$0].slots.map(\.digit) })
+        }
 
         for start in pieces.indices where pieces[start].isDigits && endsRow(inner: start, outer: start - 1, step: -1) {
             var window: [Slot] = []
@@ -277,7 +291,7 @@ public enum PANDecoder {
     /// read otherwise. A row whose first group one crop lost (the detector's box cut it off)
     /// reads as a shorter number that can pass the check; the crops that saw the whole row
     /// say what it is.
-    public static func isPartOfLongerRun(_ number: [UInt8], runs: [[UInt8]]) -> Bool {
+    static func isPartOfLongerRun(_ number: [UInt8], runs: [[UInt8]]) -> Bool {
         runs.contains { run in
             guard run.count >= number.count + 2 else { return false }
             return (0...(run.count - number.count)).contains { offset in
@@ -309,10 +323,11 @@ extension PANDecoder {
     /// so no single reading holds the whole number while every group is read right by some.
     /// Groups at the same place on the row are the same group. Only groups that two different
     /// readers (the card-digit model, the templates, `eng`) saw alike take part: one reader
-    /// repeats its confusions over every variant of a row. Each place gives its strongest such
-    /// group, never another chosen because it passes the check; the places make a number only
-    /// as a whole row (nothing within ``apartHeights`` digits' heights beside it), in a brand's
-    /// exact grouping, and only when exactly one number results.
+    /// repeats its confusions over every variant of a row. A place gives its group only when one
+    /// group alone is seen so there (two different ones leave it undecided, and then nothing is
+    /// made: the check digit would choose); the places make a number only as a whole row
+    /// (nothing within ``apartHeights`` digits' heights beside it), in a brand's exact grouping,
+    /// and only when exactly one number results.
     ///
     /// - Returns: the number, its confidence the weakest group's (the weakest digit of that
     ///   group's best reading), or nil.
@@ -368,36 +383,29 @@ extension PANDecoder {
         // not evidence enough to build a number on (a reader that confuses a 7 for a 1 does so
         // in every variant of the row), and with several texts at each place some combination
         // would pass the check by chance. A group inside a longer one at its place is that one
-        // half seen (glare ate the rest). Two different groups as strong leave the place
+        // half seen (glare ate the rest). Two different groups so seen leave the place
         // undecided, and then no number is made: the check digit would choose. A place without
         // a group still shows where the row goes on.
         var undecided = false
-        let groups: [(text: String?, confidence: Double, left: Double, right: Double, lone: Bool)] = places.map { place in
+        let groups: [(text: String?, confidence: Double, left: Double, right: Double)] = places.map { place in
             let seenTwice = place.texts.filter { place.readers[$0.key, default: []].count >= 2 }
             let whole = seenTwice.filter { text in !seenTwice.keys.contains { $0 != text.key && $0.contains(text.key) } }
-            let strongest = whole.values.max() ?? 0
-            let best = whole.filter { $0.value == strongest }
-            if best.count > 1 { undecided = true }
-            let lone = place.texts.keys.allSatisfy { $0.count == 1 }
-            // Where the group chosen lies (where its readings put it), else where the place does.
-            let text = best.count == 1 ? best.first?.key : nil
+            if whole.count > 1 { undecided = true }
+            // Where the group lies (where its readings put it), else where the place does.
+            let text = whole.count == 1 ? whole.first?.key : nil
             let span = text.flatMap { place.spans[$0] } ?? place.anchor.left...place.anchor.right
-            return (text, strongest, span.lowerBound, span.upperBound, lone)
+            return (text, whole.first?.value ?? 0, span.lowerBound, span.upperBound)
         }
         guard !undecided else { return nil }
         // A digit's height, from the groups' widths (a digit is about two thirds as wide as tall).
         let pitches = groups.compactMap { group in group.text.map { (group.right - group.left) / Double(max(1, $0.count)) } }.sorted()
         let height = 1.5 * (pitches.isEmpty ? 0 : pitches[pitches.count / 2])
         func gap(_ left: Int, _ right: Int) -> Double { groups[right].left - groups[left].right }
-        /// Whether the row ends between `inner` and the next place outward (`step` ±1), as in ``read(_:)``.
+        /// Whether the row ends between `inner` and the next place outward (`step` ±1): nothing
+        /// within ``apartHeights`` digit heights (a row cut from inside the card: no stray marks).
         func endsRow(inner: Int, outer: Int, step: Int) -> Bool {
             guard groups.indices.contains(outer) else { return true }
-            let distance = step < 0 ? gap(outer, inner) : gap(inner, outer)
-            if distance >= apartHeights * height { return true }
-            guard groups[outer].lone, distance >= strayHeights * height else { return false }
-            let further = outer + step
-            guard groups.indices.contains(further) else { return true }
-            return (step < 0 ? gap(further, outer) : gap(outer, further)) >= apartHeights * height
+            return (step < 0 ? gap(outer, inner) : gap(inner, outer)) >= apartHeights * height
         }
         var found: [String: PANCandidate] = [:]
         for start in groups.indices where endsRow(inner: start, outer: start - 1, step: -1) {

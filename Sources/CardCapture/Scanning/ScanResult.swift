@@ -9,7 +9,9 @@ public struct ScanResult: Sendable {
         /// No card number could be read; nothing is reported.
         case notFound = "not_found"
         /// The picture shows a sample card (a SAMPLE or SPECIMEN print, a number printed on
-        /// sample cards): ``ScanResult/specimen`` says why; no number is reported, valid or not.
+        /// sample cards): ``ScanResult/specimen`` says why; no card number is reported, valid or
+        /// not (the digits read, if any, are told as ``ScanResult/unverified`` with the reason
+        /// ``UnverifiedNumber/Reason/specimen``).
         case specimen
     }
 
