@@ -59,22 +59,35 @@ score_set() {
 score_set fixtures Fixtures/cards
 score_set gen2 "$gen2"
 
-if [ -f "$dev/manifest.json" ]; then
-    echo "== $dev (real pictures; scored by its score.py, then per category)"
-    runs=("${engines[@]}")
+# scan_real NAME MANIFEST EXTRA PICTURE...: every engine and the yardstick on real labelled
+# pictures, each run kept in .devsets/NAME-RUN.jsonl and scored by cards-dev's score.py (with
+# EXTRA, when not empty, as a second scoring's option) and per category.
+scan_real() {
+    local name=$1 manifest=$2 extra=$3
+    shift 3
+    local runs=("${engines[@]}")
     [ -n "$yardstick" ] && runs+=(yardstick)
     for run in "${runs[@]}"; do
         echo "-- $run"
-        out=".devsets/cards-dev-$run.jsonl"
+        local out=".devsets/$name-$run.jsonl"
         if [ "$run" = yardstick ]; then
-            "$yardstick" scripts/bench/yardstick.py "$dev"/*.png >"$out" 2>/dev/null
+            "$yardstick" scripts/bench/yardstick.py "$@" >"$out" 2>/dev/null
         else
-            "$cli" scan --json --reveal --jobs 1 --engine "$run" "$dev"/*.png >"$out" || true
+            "$cli" scan --json --reveal --jobs 1 --engine "$run" "$@" >"$out" || true
         fi
-        python3 "$dev/score.py" "$dev/manifest.json" "$out"
-        python3 "$dev/score.py" "$dev/manifest.json" "$out" --exclude-overlap
-        python3 scripts/bench/score_dev.py "$dev/manifest.json" "$out"
+        if [ -f "$dev/score.py" ]; then
+            python3 "$dev/score.py" "$manifest" "$out"
+            [ -n "$extra" ] && python3 "$dev/score.py" "$manifest" "$out" "$extra"
+        else
+            echo "($dev/score.py not found: the per-category table only)"
+        fi
+        python3 scripts/bench/score_dev.py "$manifest" "$out"
     done
+}
+
+if [ -f "$dev/manifest.json" ]; then
+    echo "== $dev (real pictures; scored by its score.py, then per category)"
+    scan_real cards-dev "$dev/manifest.json" --exclude-overlap "$dev"/*.png
 else
     echo "== $dev not found: set CARDS_DEV to the folder of real labelled pictures to score them"
 fi
@@ -88,23 +101,7 @@ if [ -f "$train2/whole/manifest.json" ]; then
         "$train2/whole/manifest.json" "$heldout_manifest")
     mapfile -t heldout <<<"$paths"
     echo "${#heldout[@]} pictures"
-    runs=("${engines[@]}")
-    [ -n "$yardstick" ] && runs+=(yardstick)
-    for run in "${runs[@]}"; do
-        echo "-- $run"
-        out=".devsets/train2-heldout-$run.jsonl"
-        if [ "$run" = yardstick ]; then
-            "$yardstick" scripts/bench/yardstick.py "${heldout[@]}" >"$out" 2>/dev/null
-        else
-            "$cli" scan --json --reveal --jobs 1 --engine "$run" "${heldout[@]}" >"$out" || true
-        fi
-        if [ -f "$dev/score.py" ]; then
-            python3 "$dev/score.py" "$heldout_manifest" "$out"
-        else
-            echo "($dev/score.py not found: the per-category table only)"
-        fi
-        python3 scripts/bench/score_dev.py "$heldout_manifest" "$out"
-    done
+    scan_real train2-heldout "$heldout_manifest" "" "${heldout[@]}"
 else
     echo "== $train2 not found: set CARDS_TRAIN2 to score its held-out pictures"
 fi

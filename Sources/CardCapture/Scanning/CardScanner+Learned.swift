@@ -469,8 +469,7 @@ extension CardScanner {
             /// The row's decision on its readings so far, without the numbers a crop saw as part
             /// of a longer row.
             func decideRow() -> PANCandidate? {
-                rowCandidates.removeAll { PANDecoder.isPartOfLongerRun($0.pan.revealedDigits, runs: rowRuns) }
-                rowFailing.removeAll { PANDecoder.isPartOfLongerRun($0.digits, runs: rowRuns) }
+                PANDecoder.dropPartsOfLongerRuns(&rowCandidates, &rowFailing, runs: rowRuns)
                 return decideLearned(rowCandidates, failing: rowFailing)
             }
             // The card-digit network until its readings decide the row.
@@ -540,6 +539,15 @@ extension CardScanner {
     /// confidence, to count against it.
     static let failingComparableShare = 0.75
 
+    /// How many of a row's failing readings read the row's number otherwise: the same length
+    /// read whole (a crop that cut a digit off reads shorter and says nothing about this one),
+    /// and nearly as sure as the valid reading (``failingComparableShare``: a crop that blurred a
+    /// digit reads it unsurely; a specimen's printed number reads as surely as its misreading).
+    static func failingAlike(_ candidate: PANCandidate, in failing: [PANDecoder.NumberReading]) -> Int {
+        let comparable = candidate.confidence * failingComparableShare
+        return failing.filter { $0.digits.count == candidate.pan.length && $0.confidence >= comparable }.count
+    }
+
     /// The number a row's learned readings support, or nil. Both networks reading the number
     /// as it is is agreement; one network alone must be sure of every digit. A number of the same length,
     /// read whole and nearly as surely, that fails the check as often as the valid one (a
@@ -561,14 +569,7 @@ extension CardScanner {
         }
         let seen = byNumber.values.filter { $0.plain >= 1 && $0.best.confidence >= configuration.minimumAgreedConfidence }
         let accepted = seen.filter { entry in
-            // Readings of the row's number that fail the check: the same length read whole
-            // (a crop that cut a digit off reads shorter and says nothing about this one), and
-            // nearly as sure as the valid reading (a crop that blurred a digit reads it unsurely;
-            // a specimen's printed number reads as surely as its misreading).
-            let length = entry.best.pan.revealed.count
-            let comparable = entry.best.confidence * Self.failingComparableShare
-            let failingCount = failing.filter { $0.digits.count == length && $0.confidence >= comparable }.count
-            guard entry.plain > failingCount else { return false }
+            guard entry.plain > Self.failingAlike(entry.best, in: failing) else { return false }
             // One network agreeing with itself over crops of one row is weak evidence: its
             // confusions repeat (a specimen's failing number, one digit misread alike in every
             // crop, passes the check one time in ten). Two networks are independent readers.

@@ -231,19 +231,19 @@ public struct CardScanner: Sendable {
             }
         }
         var milliseconds: Double { (ContinuousClock.now - start).seconds * 1000 }
-        let accepting = configuration.acceptsTestNumbers
+        // The whole number read: the one decided, else the one to offer for correction.
+        let unverified = evidence.decided == nil ? Self.unverified(candidates: evidence.candidates, failing: evidence.failing) : nil
+        let wholeNumber = evidence.decided.map { ($0.pan.revealedDigits, $0.confidence) } ?? unverified.map { ($0.digits, $0.confidence) }
+        // A number on a sample card is neither reported nor offered: one only sample cards
+        // print, or any on a card printed SAMPLE.
+        if let (digits, confidence) = wholeNumber,
+            var specimen = try Specimen.inNumber(digits, acceptingTestNumbers: configuration.acceptsTestNumbers) ?? sampleWord(on: &evidence)
+        {
+            // A valid number read on it is remembered, so that a vote over frames refuses it.
+            if PAN.luhnValid(digits) { specimen.number = try? PAN(digits: digits) }
+            return (.specimen(specimen, read: digits, confidence: confidence, milliseconds: milliseconds), evidence)
+        }
         guard let best = evidence.decided else {
-            let unverified = Self.unverified(candidates: evidence.candidates, failing: evidence.failing)
-            // A whole number on a sample card is not offered for correction: one only sample
-            // cards print, or any on a card printed SAMPLE.
-            if let unverified,
-                let specimen = try Specimen.inNumber(unverified.digits, acceptingTestNumbers: accepting) ?? sampleWord(on: &evidence)
-            {
-                var specimen = specimen
-                // A valid number read on it is remembered, so that a vote over frames refuses it.
-                if PAN.luhnValid(unverified.digits) { specimen.number = try? PAN(digits: unverified.digits) }
-                return (.specimen(specimen, read: unverified.digits, confidence: unverified.confidence, milliseconds: milliseconds), evidence)
-            }
             let result = ScanResult(
                 status: unverified == nil ? .notFound : .unverified,
                 pan: nil,
@@ -254,10 +254,6 @@ public struct CardScanner: Sendable {
                 holder: evidence.holder
             )
             return (result, evidence)
-        }
-        if var specimen = try Specimen.inNumber(best.pan.revealedDigits, acceptingTestNumbers: accepting) ?? sampleWord(on: &evidence) {
-            specimen.number = best.pan
-            return (.specimen(specimen, read: best.pan.revealedDigits, confidence: best.confidence, milliseconds: milliseconds), evidence)
         }
         let result = ScanResult(
             status: .found,
@@ -556,8 +552,7 @@ public struct CardScanner: Sendable {
             /// The row's decision on its readings so far, without the numbers a reading saw as
             /// part of a longer row.
             func decideRow() -> PANCandidate? {
-                rowCandidates.removeAll { PANDecoder.isPartOfLongerRun($0.pan.revealedDigits, runs: rowRuns) }
-                rowFailing.removeAll { PANDecoder.isPartOfLongerRun($0.digits, runs: rowRuns) }
+                PANDecoder.dropPartsOfLongerRuns(&rowCandidates, &rowFailing, runs: rowRuns)
                 return decide(rowCandidates, failing: rowFailing)
             }
             func settled() -> Bool {
@@ -756,10 +751,7 @@ public struct CardScanner: Sendable {
         }
         let accepted = byNumber.values.filter { entry in
             if consensus >= 3 && consensus > 2 * entry.votes { return false }
-            let length = entry.best.pan.length
-            let comparable = entry.best.confidence * Self.failingComparableShare
-            let failingAlike = failing.filter { $0.digits.count == length && $0.confidence >= comparable }.count
-            if failingAlike >= entry.votes { return false }
+            if Self.failingAlike(entry.best, in: failing) >= entry.votes { return false }
             // Pieces of several readings that make exactly one number, each its place's
             // strongest reading seen alike by two readers, are agreement already.
             if entry.best.source == .merged {

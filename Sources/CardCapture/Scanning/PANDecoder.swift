@@ -291,6 +291,13 @@ public enum PANDecoder {
     /// read otherwise. A row whose first group one crop lost (the detector's box cut it off)
     /// reads as a shorter number that can pass the check; the crops that saw the whole row
     /// say what it is.
+    /// Leaves out of a row's numbers, valid and failing, those that are part of a longer row
+    /// (``isPartOfLongerRun(_:runs:)``): neither reported nor offered.
+    static func dropPartsOfLongerRuns(_ candidates: inout [PANCandidate], _ failing: inout [NumberReading], runs: [[UInt8]]) {
+        candidates.removeAll { isPartOfLongerRun($0.pan.revealedDigits, runs: runs) }
+        failing.removeAll { isPartOfLongerRun($0.digits, runs: runs) }
+    }
+
     static func isPartOfLongerRun(_ number: [UInt8], runs: [[UInt8]]) -> Bool {
         runs.contains { run in
             guard run.count >= number.count + 2 else { return false }

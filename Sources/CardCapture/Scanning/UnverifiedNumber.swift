@@ -39,13 +39,11 @@ public struct UnverifiedNumber: Sendable, Hashable, CustomStringConvertible, Cus
     public var brand: CardBrand? { CardBrand.detect(digits: digits) }
     /// The digits grouped as the brand prints them (4-4-4-4 when no brand is known), in full:
     /// for the person holding the card to correct.
-    public var revealedGrouped: String {
-        PAN.grouped(Array(revealed), brand?.grouping(forLength: digits.count) ?? [4, 4, 4, 4, 4])
-    }
+    public var revealedGrouped: String { PAN.grouped(Array(revealed), grouping) }
     /// The digits grouped as the brand prints them (4-4-4-4 when no brand is known), masked.
-    public var maskedGrouped: String {
-        PAN.grouped(Array(masked), brand?.grouping(forLength: digits.count) ?? [4, 4, 4, 4, 4])
-    }
+    public var maskedGrouped: String { PAN.grouped(Array(masked), grouping) }
+    /// How the brand prints a number this long; groups of four when no brand is known.
+    private var grouping: [Int] { brand?.grouping(forLength: digits.count) ?? [4, 4, 4, 4, 4] }
 
     /// Why, in words a person can act on.
     public var explanation: String {
