@@ -100,6 +100,8 @@ public struct ImageDecoder: Sendable {
     ///
     /// - Throws: ``OCRError`` with code `image_unreadable` or `image_too_large`.
     public func decode(_ bytes: [UInt8]) throws(OCRError) -> Bitmap {
+        let started = ContinuousClock.now
+        defer { StageTimings.current?.add(.decode, ContinuousClock.now - started) }
         guard !bytes.isEmpty else {
             throw OCRError(.imageUnreadable, "the image file is empty; supply a PNG or JPEG picture of the card")
         }

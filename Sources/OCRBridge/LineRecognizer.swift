@@ -28,15 +28,19 @@ public struct LineRecognizer: Sendable {
         public var keysPath: String
         /// How many inferences run at once, on how many threads each.
         public var parallelism: OpenVINOModel.Parallelism
+        /// What its inferences count as in a scan's ``StageTimings``.
+        public var stage: StageTimings.Stage
 
         public init(
             modelPath: String = LearnedModels.recognizerPath,
             keysPath: String = LearnedModels.recognizerKeysPath,
-            parallelism: OpenVINOModel.Parallelism = .init()
+            parallelism: OpenVINOModel.Parallelism = .init(),
+            stage: StageTimings.Stage = .readText
         ) {
             self.modelPath = modelPath
             self.keysPath = keysPath
             self.parallelism = parallelism
+            self.stage = stage
         }
     }
 
@@ -78,7 +82,7 @@ public struct LineRecognizer: Sendable {
             guard let character, character.isASCII, character.isNumber else { return nil }
             return (index, character)
         }
-        model = try OpenVINOModel(contentsOf: configuration.modelPath, parallelism: configuration.parallelism)
+        model = try OpenVINOModel(contentsOf: configuration.modelPath, parallelism: configuration.parallelism, stage: configuration.stage)
     }
 
     /// Reads one line of text.

@@ -26,6 +26,8 @@ public final class OpenVINOModel: @unchecked Sendable {
     private let idle: Mutex<[InferenceRequest]>
     /// The file the model was read from.
     public let path: String
+    /// The stage of a scan its inferences count to (``StageTimings``).
+    public let stage: StageTimings.Stage
 
     /// How a compiled model's inferences share the CPU: how many run at once, and on how many
     /// threads each.
@@ -67,9 +69,10 @@ public final class OpenVINOModel: @unchecked Sendable {
     /// - Parameters:
     ///   - path: an ONNX (or OpenVINO IR) file.
     ///   - parallelism: how many inferences run at once, on how many threads each.
+    ///   - stage: what its inferences count as in a scan's ``StageTimings``.
     /// - Throws: ``OCRError`` `learned_engine_missing` when the runtime or the file is not
     ///   there, `engine_init_failed` when OpenVINO refuses the model.
-    public init(contentsOf path: String, parallelism: Parallelism = .init()) throws(OCRError) {
+    public init(contentsOf path: String, parallelism: Parallelism = .init(), stage: StageTimings.Stage = .readText) throws(OCRError) {
         try OpenVINORuntime.load()
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw OCRError(
@@ -93,6 +96,7 @@ public final class OpenVINOModel: @unchecked Sendable {
         }
         self.handle = handle
         self.path = path
+        self.stage = stage
         self.idle = Mutex([])
     }
 
@@ -126,7 +130,7 @@ public final class OpenVINOModel: @unchecked Sendable {
             request = try InferenceRequest(modelPath: path, handle: handle)
         }
         defer { idle.withLock { $0.append(request) } }
-        return try body(request)
+        return try StageTimings.measure(stage) { () throws(OCRError) in try body(request) }
     }
 }
 

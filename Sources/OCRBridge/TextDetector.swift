@@ -71,7 +71,7 @@ public struct TextDetector: Sendable {
     /// - Throws: ``OCRError`` `learned_engine_missing` when the runtime or the model is not installed.
     public init(configuration: Configuration = .init()) throws(OCRError) {
         self.configuration = configuration
-        model = try OpenVINOModel(contentsOf: configuration.modelPath, parallelism: configuration.parallelism)
+        model = try OpenVINOModel(contentsOf: configuration.modelPath, parallelism: configuration.parallelism, stage: .detect)
     }
 
     /// The lines of text in `image`, top to bottom.

@@ -70,6 +70,15 @@ struct ScanCommand: AsyncParsableCommand {
     )
     var refuseTestNumbers = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "With --json, give each scan's time by stage, and say on standard error how long the engines took to load.",
+            discussion:
+                "\"timings\" holds each stage's milliseconds and calls (decode, locate, detect, read_digits, read_text, tesseract) and \"other_ms\", the scanner's own work; the load is not in any scan's \"ms\"."
+        )
+    )
+    var timings = false
+
     @Option(help: "How many images to scan at once (default: the number of cores).")
     var jobs: Int?
 
@@ -119,11 +128,16 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         if frames { return try await runFrames() }
         let workers = min(jobs ?? Terminal.coreCount, images.count)
+        let loading = ContinuousClock.now
         let scanner = try engine.makeScanner(
             workers: workers,
             timeBudget: timeBudget.map { .milliseconds($0) },
             acceptsTestNumbers: !refuseTestNumbers
         )
+        if timings {
+            let loaded = ((ContinuousClock.now - loading).seconds * 10_000).rounded() / 10
+            Terminal.writeError(JSONLine.encode(["engines_loaded_ms": loaded]))
+        }
         if let debugDirectory {
             do {
                 try FileManager.default.createDirectory(atPath: debugDirectory, withIntermediateDirectories: true)
@@ -180,7 +194,11 @@ struct ScanCommand: AsyncParsableCommand {
                         }
                         ready = entered
                     }
-                    print(json ? JSONLine.encode(ScanJSON(ready, reveal: reveal, showSource: manualFallback)) : ScanRow(ready, reveal: reveal).text)
+                    if json {
+                        print(JSONLine.encode(ScanJSON(ready, reveal: reveal, showSource: manualFallback, timings: timings)))
+                    } else {
+                        print(ScanRow(ready, reveal: reveal).text)
+                    }
                     switch ready.result {
                     case .success(let result) where result.status != .found: failures.notFound += 1
                     case .failure: failures.errors += 1
@@ -265,10 +283,30 @@ struct ScanJSON: Encodable {
     let error: ErrorJSON?
     /// `scan` or `manual`; only with --manual-fallback.
     let source: String?
+    /// Each stage's milliseconds and calls; only with --timings.
+    let timings: [String: StageJSON]?
+    /// What the stages leave of `ms`: the scanner's own work; only with --timings.
+    let otherMs: Double?
 
-    init(_ outcome: ScanOutcome, reveal: Bool, showSource: Bool = false) {
+    struct StageJSON: Encodable {
+        let ms: Double
+        let calls: Int
+    }
+
+    init(_ outcome: ScanOutcome, reveal: Bool, showSource: Bool = false, timings showTimings: Bool = false) {
         file = outcome.file
         source = showSource ? outcome.source.rawValue : nil
+        if showTimings, let result = try? outcome.result.get() {
+            timings = Dictionary(
+                uniqueKeysWithValues: result.timings.map { stage, entry in
+                    (stage.rawValue, StageJSON(ms: Self.tenths(entry.milliseconds), calls: entry.calls))
+                }
+            )
+            otherMs = Self.tenths(result.milliseconds - result.timings.values.reduce(0) { $0 + $1.milliseconds })
+        } else {
+            timings = nil
+            otherMs = nil
+        }
         switch outcome.result {
         case .success(let result):
             status = result.status.rawValue
@@ -277,7 +315,7 @@ struct ScanJSON: Encodable {
             brand = result.pan?.brand.id
             expiry = result.expiry.map { ExpiryJSON(month: $0.month, year: $0.year) }
             confidence = (result.confidence * 1000).rounded() / 1000
-            ms = (result.milliseconds * 10).rounded() / 10
+            ms = Self.tenths(result.milliseconds)
             holder = result.holder
             unverified = result.unverified.map {
                 UnverifiedJSON(masked: $0.masked, reason: $0.reason.rawValue, digits: reveal ? $0.revealed : nil)
@@ -299,8 +337,10 @@ struct ScanJSON: Encodable {
         }
     }
 
+    static func tenths(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }
+
     enum CodingKeys: String, CodingKey {
-        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, unverified, specimen, error, source
+        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, unverified, specimen, error, source, timings, otherMs
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -318,6 +358,8 @@ struct ScanJSON: Encodable {
         try container.encodeIfPresent(specimen, forKey: .specimen)
         try container.encodeIfPresent(error, forKey: .error)
         try container.encodeIfPresent(source, forKey: .source)
+        try container.encodeIfPresent(timings, forKey: .timings)
+        try container.encodeIfPresent(otherMs, forKey: .otherMs)
     }
 }
 

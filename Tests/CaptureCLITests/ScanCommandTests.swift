@@ -53,6 +53,32 @@ struct ScanCommandTests {
         #expect((try live.json()["specimen"] as? [String: Any])?["reason"] as? String == "test_number")
     }
 
+    @Test("--timings gives each stage's milliseconds and calls, the rest as otherMs, and the engines' load on standard error")
+    func timings() throws {
+        let output = try CLIRunner.run(["scan", "--json", "--timings", "--jobs", "1", CLIRunner.fixture("t026-flat-amex.png")])
+        #expect(output.status == 0)
+        let json = try output.json()
+        let stages = try #require(json["timings"] as? [String: [String: Any]])
+        // The learned route found the number: the file was decoded once, the card's outline
+        // looked for, the text detector and the card-digit network run.
+        #expect(stages["decode"]?["calls"] as? Int == 1)
+        for stage in ["locate", "detect", "read_digits"] {
+            #expect((stages[stage]?["calls"] as? Int ?? 0) >= 1, "no \(stage) in \(stages)")
+            #expect((stages[stage]?["ms"] as? Double ?? 0) > 0)
+        }
+        let total = try #require(json["ms"] as? Double)
+        let staged = stages.values.reduce(0.0) { $0 + ($1["ms"] as? Double ?? 0) }
+        let other = try #require(json["otherMs"] as? Double)
+        #expect(abs(staged + other - total) < 0.5)
+        #expect(other >= 0)
+        let load = output.stderr.split(separator: "\n").first { $0.contains("engines_loaded_ms") }
+        #expect(load != nil, "no load time on standard error: \(output.stderr)")
+        // Without the flag, no timings.
+        let plain = try CLIRunner.run(["scan", "--json", CLIRunner.fixture("t026-flat-amex.png")])
+        #expect(try plain.json()["timings"] == nil)
+        #expect(!plain.stderr.contains("engines_loaded_ms"))
+    }
+
     @Test("a broken file is status error with a code, exit 2, and the others still scan")
     func broken() throws {
         let broken = CLIRunner.root.appendingPathComponent("Tests/OCRBridgeTests/Fixtures/broken-truncated.png").path

@@ -139,21 +139,32 @@ public struct CardScanner: Sendable {
     ///
     /// - Throws: ``OCRError`` `image_unreadable` or `image_too_large` for a bad file.
     public func scan(contentsOf path: String) throws -> ScanResult {
-        let start = ContinuousClock.now
-        let bitmap = try ImageDecoder(limits: configuration.limits).decode(contentsOf: path)
-        return try scan(bitmap, startedAt: start)
+        try timed { start in
+            let bitmap = try ImageDecoder(limits: configuration.limits).decode(contentsOf: path)
+            return try scanWithEvidence(bitmap, startedAt: start).result
+        }
     }
 
     /// Decodes and scans PNG or JPEG bytes.
     public func scan(imageData bytes: [UInt8]) throws -> ScanResult {
-        let start = ContinuousClock.now
-        let bitmap = try ImageDecoder(limits: configuration.limits).decode(bytes)
-        return try scan(bitmap, startedAt: start)
+        try timed { start in
+            let bitmap = try ImageDecoder(limits: configuration.limits).decode(bytes)
+            return try scanWithEvidence(bitmap, startedAt: start).result
+        }
     }
 
     /// Scans a decoded image.
     public func scan(_ bitmap: Bitmap) throws -> ScanResult {
-        try scan(bitmap, startedAt: ContinuousClock.now)
+        try timed { start in try scanWithEvidence(bitmap, startedAt: start).result }
+    }
+
+    /// Runs one scan with its own ``StageTimings``, and gives them to its result
+    /// (``ScanResult/timings``).
+    private func timed(_ scan: (ContinuousClock.Instant) throws -> ScanResult) throws -> ScanResult {
+        let timings = StageTimings()
+        var result = try StageTimings.$current.withValue(timings) { try scan(ContinuousClock.now) }
+        result.timings = timings.entries
+        return result
     }
 
     /// Scans a PNG or JPEG file and also draws what the scanner saw: the image with the card's
@@ -161,15 +172,16 @@ public struct CardScanner: Sendable {
     /// there, and those readings as lines of text (`x,y,width,height: text`, in the order they
     /// were made). For `capture-cli scan --debug-dir`; both show the card's digits in full.
     public func scanWithDebugImage(contentsOf path: String) throws -> (result: ScanResult, debug: Bitmap, readings: [String]) {
-        let start = ContinuousClock.now
-        let bitmap = try ImageDecoder(limits: configuration.limits).decode(contentsOf: path)
-        let (result, evidence) = try scanWithEvidence(bitmap, startedAt: start)
+        var made: (bitmap: Bitmap, evidence: Evidence)?
+        let result = try timed { start in
+            let bitmap = try ImageDecoder(limits: configuration.limits).decode(contentsOf: path)
+            let (result, evidence) = try scanWithEvidence(bitmap, startedAt: start)
+            made = (bitmap, evidence)
+            return result
+        }
+        guard let (bitmap, evidence) = made else { preconditionFailure("a scan that returned made no evidence") }
         let readings = (evidence.earlierRows + evidence.rows).map { "\($0.box.x),\($0.box.y),\($0.box.width),\($0.box.height): \($0.text)" }
         return (result, DebugImage.compose(original: bitmap, evidence: evidence, result: result), readings)
-    }
-
-    private func scan(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> ScanResult {
-        try scanWithEvidence(bitmap, startedAt: start).result
     }
 
     private func scanWithEvidence(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> (result: ScanResult, evidence: Evidence) {
@@ -347,7 +359,7 @@ public struct CardScanner: Sendable {
     ///   ``wideDeskew`` degrees: the learned route, which tries the frame's quarter turns
     ///   after, under a rule of its own.
     func hypotheses(for grey: Bitmap, wholeAsItLies: Bool = false) -> [Hypothesis] {
-        let outlines = CardLocator().outlines(in: grey, limit: 3)
+        let outlines = StageTimings.measure(.locate) { CardLocator().outlines(in: grey, limit: 3) }
         func card(_ outline: CardLocator.Outline, turns: Int) -> Hypothesis {
             Hypothesis(outline: outline, quarterTurns: turns) {
                 grey.warped(corners: outline.corners(quarterTurns: turns), width: Self.cardWidth, height: Self.cardHeight)

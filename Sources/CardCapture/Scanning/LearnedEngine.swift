@@ -38,7 +38,8 @@ public struct LearnedEngine: Sendable {
                 let digits = LineRecognizer.Configuration(
                     modelPath: LearnedModels.cardDigitsPath,
                     keysPath: LearnedModels.cardDigitsKeysPath,
-                    parallelism: parallelism
+                    parallelism: parallelism,
+                    stage: .readDigits
                 )
                 let made = LearnedEngine(
                     detector: try TextDetector(configuration: .init(parallelism: parallelism)),

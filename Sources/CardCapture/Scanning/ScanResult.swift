@@ -1,3 +1,5 @@
+public import OCRBridge
+
 /// What the scanner read off one image.
 public struct ScanResult: Sendable {
     public enum Status: String, Sendable {
@@ -34,6 +36,9 @@ public struct ScanResult: Sendable {
     public var enginesAgreed: Bool
     /// Why the card is a sample, only when `status` is `specimen`.
     public var specimen: Specimen?
+    /// Where the scan's time went, by stage (``StageTimings``): each stage's milliseconds and
+    /// calls; what they leave of ``milliseconds`` is the scanner's own work.
+    public var timings: [StageTimings.Stage: StageTimings.Entry] = [:]
 
     public init(
         status: Status,

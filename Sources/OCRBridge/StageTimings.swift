@@ -1,0 +1,78 @@
+import Synchronization
+
+/// Where one scan's time goes: the milliseconds and calls of each stage (decoding, finding the
+/// card, the text detector, each recognizer, Tesseract), added up while the scan runs.
+///
+/// A scan installs its own as ``current`` (a task-local value, also seen by synchronous code
+/// the scan calls); the engines time their work into it with ``measure(_:_:)``, and do nothing
+/// when none is installed. Only the innermost work is measured (one inference, one Tesseract
+/// call), so no stage's time holds another's; what no stage holds (geometry, scaling,
+/// decoding the readings) is the scan's total less the sum.
+///
+/// ```swift
+/// let timings = StageTimings()
+/// let result = try StageTimings.$current.withValue(timings) { try scanner.scan(bitmap) }
+/// print(timings.entries[.detect]?.milliseconds ?? 0)
+/// ```
+public final class StageTimings: Sendable {
+    /// A kind of work a scan does.
+    public enum Stage: String, Sendable, CaseIterable, Comparable {
+        /// Reading the image file into pixels (PNG, JPEG).
+        case decode
+        /// Finding the card's outline in the picture (the classic edge locator).
+        case locate
+        /// The learned text detector finding lines on a card.
+        case detect
+        /// The project's card-digit recognizer.
+        case readDigits = "read_digits"
+        /// PP-OCRv4's general recognizer.
+        case readText = "read_text"
+        /// Tesseract, any model.
+        case tesseract
+
+        public static func < (one: Stage, other: Stage) -> Bool {
+            allCases.firstIndex(of: one)! < allCases.firstIndex(of: other)!
+        }
+    }
+
+    /// The time one stage took over a scan, and how many times it ran.
+    public struct Entry: Sendable, Equatable {
+        public var milliseconds: Double
+        public var calls: Int
+
+        public init(milliseconds: Double = 0, calls: Int = 0) {
+            self.milliseconds = milliseconds
+            self.calls = calls
+        }
+    }
+
+    /// The timings the work on this task or thread adds to, if any.
+    @TaskLocal public static var current: StageTimings?
+
+    private let recorded = Mutex<[Stage: Entry]>([:])
+
+    public init() {}
+
+    /// What has been recorded so far, by stage.
+    public var entries: [Stage: Entry] { recorded.withLock { $0 } }
+
+    /// Adds one run of `stage` that took `duration`.
+    public func add(_ stage: Stage, _ duration: Duration) {
+        let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        recorded.withLock { entries in
+            entries[stage, default: Entry()].milliseconds += milliseconds
+            entries[stage, default: Entry()].calls += 1
+        }
+    }
+
+    /// Runs `body`, adding its time to `stage` of the ``current`` timings (when there are any).
+    public static func measure<Result, Failure: Error>(
+        _ stage: Stage,
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        guard let timings = current else { return try body() }
+        let start = ContinuousClock.now
+        defer { timings.add(stage, ContinuousClock.now - start) }
+        return try body()
+    }
+}
