@@ -13,6 +13,7 @@
 # filter and no card logic) is installed into .vendor/yardstick unless YARDSTICK=0. Each engine's answers
 # are kept in .devsets/SET-ENGINE.jsonl; numbers are never printed, only counts.
 # The first picture's time includes compiling the models: their loading is timed apart, first.
+# Each engine's scans give their time by stage (scan --timings; scripts/bench/stages.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cli=.build/release/capture-cli
@@ -47,8 +48,9 @@ score_set() {
     echo "== $name ($folder)"
     for engine in "${engines[@]}"; do
         echo "-- --engine $engine"
-        "$cli" scan --json --reveal --jobs 1 --engine "$engine" "$folder"/*.png >".devsets/$name-$engine.jsonl" || true
+        "$cli" scan --json --timings --reveal --jobs 1 --engine "$engine" "$folder"/*.png >".devsets/$name-$engine.jsonl" 2>/dev/null || true
         python3 scripts/bench/score_set.py "$folder/manifest.json" ".devsets/$name-$engine.jsonl"
+        python3 scripts/bench/stages.py ".devsets/$name-$engine.jsonl"
     done
     if [ -n "$yardstick" ]; then
         echo "-- yardstick (rapidocr-onnxruntime, one thread)"
@@ -73,7 +75,7 @@ scan_real() {
         if [ "$run" = yardstick ]; then
             "$yardstick" scripts/bench/yardstick.py "$@" >"$out" 2>/dev/null
         else
-            "$cli" scan --json --reveal --jobs 1 --engine "$run" "$@" >"$out" || true
+            "$cli" scan --json --timings --reveal --jobs 1 --engine "$run" "$@" >"$out" 2>/dev/null || true
         fi
         if [ -f "$dev/score.py" ]; then
             python3 "$dev/score.py" "$manifest" "$out"
@@ -82,6 +84,7 @@ scan_real() {
             echo "($dev/score.py not found: the per-category table only)"
         fi
         python3 scripts/bench/score_dev.py "$manifest" "$out"
+        if [ "$run" != yardstick ]; then python3 scripts/bench/stages.py "$out"; fi
     done
 }
 
