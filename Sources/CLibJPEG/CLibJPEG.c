@@ -219,15 +219,23 @@ cljpeg_status cljpeg_begin(const uint8_t *data, size_t size, cljpeg_decoder **de
     return CLJPEG_OK;
 }
 
-cljpeg_status cljpeg_finish(cljpeg_decoder *decoder, uint8_t *pixels, size_t row_stride,
+uint32_t cljpeg_scaled_side(uint32_t side, int scale_denom) {
+    if (scale_denom < 1) return side;
+    return (uint32_t)(((uint64_t)side + (uint64_t)scale_denom - 1) / (uint64_t)scale_denom);
+}
+
+cljpeg_status cljpeg_finish(cljpeg_decoder *decoder, int scale_denom, uint8_t *pixels, size_t row_stride,
                             int channels, char *message, size_t message_capacity) {
     if (decoder == NULL) {
         copy_message("no decoder", message, message_capacity);
         return CLJPEG_INVALID_ARGUMENT;
     }
     struct jpeg_decompress_struct *info = &decoder->info;
+    uint32_t width = cljpeg_scaled_side(info->image_width, scale_denom);
+    uint32_t height = cljpeg_scaled_side(info->image_height, scale_denom);
     if (pixels == NULL || (channels != 1 && channels != 3) ||
-        row_stride < (size_t)info->image_width * (size_t)channels) {
+        (scale_denom != 1 && scale_denom != 2 && scale_denom != 4 && scale_denom != 8) ||
+        row_stride < (size_t)width * (size_t)channels) {
         copy_message("bad output buffer", message, message_capacity);
         destroy(decoder);
         return CLJPEG_INVALID_ARGUMENT;
@@ -238,9 +246,10 @@ cljpeg_status cljpeg_finish(cljpeg_decoder *decoder, uint8_t *pixels, size_t row
         return status;
     }
     info->out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    info->scale_num = 1;
+    info->scale_denom = (unsigned int)scale_denom;
     jpeg_start_decompress(info);
-    if (info->output_width != info->image_width || info->output_height != info->image_height ||
-        info->output_components != channels) {
+    if (info->output_width != width || info->output_height != height || info->output_components != channels) {
         fail_with((j_common_ptr)info, "the decoder's output does not match the header", CLJPEG_UNREADABLE);
     }
     while (info->output_scanline < info->output_height) {

@@ -82,9 +82,14 @@ public struct ImageDecoder: Sendable {
     }
 
     public var limits: ImageLimits
+    /// A JPEG at least twice this on its long side is decoded smaller, its long side kept at
+    /// least this (``JPEGDecoder/decode(_:leastLongSide:)``); nil decodes every picture whole.
+    /// PNGs are always decoded whole.
+    public var leastLongSide: Int?
 
-    public init(limits: ImageLimits = ImageLimits()) {
+    public init(limits: ImageLimits = ImageLimits(), leastLongSide: Int? = nil) {
         self.limits = limits
+        self.leastLongSide = leastLongSide
     }
 
     /// Reads and decodes an image file, refusing a file larger than ``ImageLimits/maxBytes``
@@ -110,7 +115,7 @@ public struct ImageDecoder: Sendable {
         case .png:
             return try PNGDecoder(limits: limits).decode(bytes)
         case .jpeg:
-            let bitmap = try JPEGDecoder(limits: limits).decode(bytes)
+            let bitmap = try JPEGDecoder(limits: limits).decode(bytes, leastLongSide: leastLongSide)
             return bitmap.oriented(exif: JPEGDecoder.orientation(of: bytes) ?? 1)
         case nil:
             throw OCRError(

@@ -28,33 +28,44 @@ public struct JPEGDecoder: Sendable {
 
     /// Decodes JPEG bytes, as stored (no EXIF orientation applied).
     ///
+    /// - Parameter leastLongSide: when given, a picture whose long side is at least twice this
+    ///   is decoded at 1/2, 1/4 or 1/8 of its size, the smallest that keeps the long side at
+    ///   least this (libjpeg-turbo's DCT scaling: it decodes fewer coefficients, several times
+    ///   faster than decoding whole and shrinking). The limits apply to the stored size.
     /// - Throws: ``OCRError`` with code `image_unreadable` or `image_too_large`.
-    public func decode(_ bytes: [UInt8]) throws(OCRError) -> Bitmap {
+    public func decode(_ bytes: [UInt8], leastLongSide: Int? = nil) throws(OCRError) -> Bitmap {
         guard !bytes.isEmpty else {
             throw OCRError(.imageUnreadable, "the image file is empty; supply a JPEG or PNG picture of the card")
         }
         if let error = limits.byteError(bytes.count) { throw error }
         return try bytes.withUnsafeBufferPointer { (buffer) throws(OCRError) -> Bitmap in
             let (decoder, header) = try Self.begin(buffer)
-            let width = Int(header.width)
-            let height = Int(header.height)
-            if let error = limits.sizeError(width: width, height: height) {
+            if let error = limits.sizeError(width: Int(header.width), height: Int(header.height)) {
                 cljpeg_end(decoder)
                 throw error
             }
+            let reduction = leastLongSide.map { Self.reduction(longSide: Int(max(header.width, header.height)), leastLongSide: $0) } ?? 1
+            let width = Int(cljpeg_scaled_side(header.width, Int32(reduction)))
+            let height = Int(cljpeg_scaled_side(header.height, Int32(reduction)))
             let format: Bitmap.Format = header.components == 1 ? .grey8 : .rgb8
             let stride = width * format.channels
             var pixels = [UInt8](repeating: 0, count: stride * height)
             var message = [CChar](repeating: 0, count: 256)
             let finish = pixels.withUnsafeMutableBufferPointer { target in
                 // cljpeg_finish consumes the decoder whatever happens.
-                cljpeg_finish(decoder, target.baseAddress, stride, Int32(format.channels), &message, message.count)
+                cljpeg_finish(decoder, Int32(reduction), target.baseAddress, stride, Int32(format.channels), &message, message.count)
             }
             guard finish == CLJPEG_OK else {
                 throw Self.error(for: finish, message: message, stage: "image data")
             }
             return Bitmap(width: width, height: height, format: format, pixels: pixels)
         }
+    }
+
+    /// The divisor (1, 2, 4 or 8) a picture with this long side is decoded at so that its long
+    /// side stays at least `leastLongSide`: the largest that does.
+    public static func reduction(longSide: Int, leastLongSide: Int) -> Int {
+        [8, 4, 2].first { (longSide + $0 - 1) / $0 >= max(1, leastLongSide) } ?? 1
     }
 
     /// Reads only the header of a JPEG: its size, components and whether it is progressive.

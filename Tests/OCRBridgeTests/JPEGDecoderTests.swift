@@ -203,4 +203,34 @@ struct JPEGDecoderTests {
         let grey = try JPEGEncoder.encode(upright.grey())
         #expect(try JPEGDecoder().decode(grey).format == .grey8)
     }
+
+    @Test("a large JPEG is decoded smaller by DCT scaling, its long side kept at the least asked, EXIF turn applied after")
+    func scaled() throws {
+        // 101 × 37: dark left of x = 48, light right of it, so the edge's place can be checked
+        // at every scale; sides that do not divide round up, as libjpeg does.
+        var pixels = [UInt8](repeating: 0, count: 101 * 37)
+        for y in 0..<37 {
+            for x in 48..<101 { pixels[y * 101 + x] = 255 }
+        }
+        let picture = Bitmap(width: 101, height: 37, format: .grey8, pixels: pixels)
+        let bytes = try JPEGEncoder.encode(picture, quality: 95)
+        for (least, width, height) in [(101, 101, 37), (52, 101, 37), (51, 51, 19), (26, 26, 10), (13, 13, 5), (1, 13, 5)] {
+            let decoded = try JPEGDecoder().decode(bytes, leastLongSide: least)
+            #expect(decoded.width == width && decoded.height == height, "least \(least): \(decoded.width) × \(decoded.height)")
+            #expect(max(decoded.width, decoded.height) >= min(least, 101))
+            let edge = 48 * width / 101
+            let row = decoded.height / 2 * decoded.width
+            #expect(decoded.pixels[row + max(0, edge - 3)] < 60 && decoded.pixels[row + min(width - 1, edge + 3)] > 195)
+        }
+        #expect(JPEGDecoder.reduction(longSide: 4032, leastLongSide: 1600) == 2)
+        #expect(JPEGDecoder.reduction(longSide: 8000, leastLongSide: 1600) == 4)
+        #expect(JPEGDecoder.reduction(longSide: 3000, leastLongSide: 1600) == 1)
+        #expect(JPEGDecoder.reduction(longSide: 100, leastLongSide: 0) == 8)
+        // A phone's photo stored on its side: scaled, then turned upright.
+        let phone = try JPEGEncoder.encode(picture, quality: 95, orientation: 6)
+        let upright = try ImageDecoder(leastLongSide: 26).decode(phone)
+        #expect(upright.width == 10 && upright.height == 26)
+        // PNGs are decoded whole.
+        #expect(try ImageDecoder(leastLongSide: 2).decode(contentsOf: FixtureFiles.path("rgb-8.png")).width == 9)
+    }
 }

@@ -39,12 +39,17 @@ cljpeg_status cljpeg_begin(const uint8_t *data, size_t size, cljpeg_decoder **de
                            cljpeg_header *header, char *message, size_t message_capacity);
 
 /// Decodes the whole image into `pixels` as 8-bit grey (`channels` 1) or 8-bit RGB
-/// (`channels` 3). `pixels` must hold `row_stride * height` bytes with
-/// `row_stride >= width * channels`. A file that ends early, or whose entropy-coded data is
-/// corrupt, fails rather than decoding to a grey smear. The decoder is consumed whatever
-/// the outcome.
-cljpeg_status cljpeg_finish(cljpeg_decoder *decoder, uint8_t *pixels, size_t row_stride,
+/// (`channels` 3), at 1/`scale_denom` of its size (1, 2, 4 or 8: libjpeg's DCT scaling, which
+/// decodes fewer coefficients rather than shrinking a full decode), each side
+/// cljpeg_scaled_side(side, scale_denom). `pixels` must hold `row_stride * height` bytes of
+/// that height with `row_stride >= width * channels`. A file that ends early, or whose
+/// entropy-coded data is corrupt, fails rather than decoding to a grey smear. The decoder is
+/// consumed whatever the outcome.
+cljpeg_status cljpeg_finish(cljpeg_decoder *decoder, int scale_denom, uint8_t *pixels, size_t row_stride,
                             int channels, char *message, size_t message_capacity);
+
+/// A side of `side` pixels decoded at 1/`scale_denom`: rounded up, as libjpeg does.
+uint32_t cljpeg_scaled_side(uint32_t side, int scale_denom);
 
 /// Releases a decoder that cljpeg_finish has not consumed.
 void cljpeg_end(cljpeg_decoder *decoder);

@@ -120,7 +120,7 @@ struct ScanRoutes {
         /// Decodes a frame within `limits` and scans it, on the pool.
         func scanFrame(_ bytes: [UInt8], limits: ImageLimits) async throws -> ScanResult {
             let scanner = scanner
-            return try await pool.runIfActive { try scanner.scan(ImageDecoder(limits: limits).decode(bytes)) }
+            return try await pool.runIfActive { try scanner.scan(imageData: bytes, limits: limits) }
         }
 
         /// Scans PNG or JPEG bytes on the pool.
