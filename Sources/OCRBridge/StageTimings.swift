@@ -50,15 +50,42 @@ public final class StageTimings: Sendable {
     @TaskLocal public static var current: StageTimings?
 
     private let recorded = Mutex<[Stage: Entry]>([:])
+    private let recordedPhases = Mutex<[String: Entry]>([:])
 
     public init() {}
 
     /// What has been recorded so far, by stage.
     public var entries: [Stage: Entry] { recorded.withLock { $0 } }
 
+    /// The caller's own phases (for a scan: finding the number, its date, ...), which hold
+    /// stages: their wall time, by name.
+    public var phases: [String: Entry] { recordedPhases.withLock { $0 } }
+
+    /// Runs `body`, adding its wall time to the phase named `phase` of the ``current`` timings
+    /// (when there are any). Phases may hold stages and one another.
+    public static func measure<Result, Failure: Error>(
+        phase: String,
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let start = ContinuousClock.now
+        defer { add(phase: phase, since: start) }
+        return try body()
+    }
+
+    /// Adds the time from `start` until now to the phase named `phase` of the ``current``
+    /// timings (when there are any): for a phase that is a stretch of code rather than a call.
+    public static func add(phase: String, since start: ContinuousClock.Instant) {
+        guard let timings = current else { return }
+        let milliseconds = (ContinuousClock.now - start).milliseconds
+        timings.recordedPhases.withLock { phases in
+            phases[phase, default: Entry()].milliseconds += milliseconds
+            phases[phase, default: Entry()].calls += 1
+        }
+    }
+
     /// Adds one run of `stage` that took `duration`.
     public func add(_ stage: Stage, _ duration: Duration) {
-        let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        let milliseconds = duration.milliseconds
         recorded.withLock { entries in
             entries[stage, default: Entry()].milliseconds += milliseconds
             entries[stage, default: Entry()].calls += 1
@@ -75,4 +102,9 @@ public final class StageTimings: Sendable {
         defer { timings.add(stage, ContinuousClock.now - start) }
         return try body()
     }
+}
+
+extension Duration {
+    /// The duration in milliseconds.
+    var milliseconds: Double { Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15 }
 }

@@ -74,7 +74,7 @@ struct ScanCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "With --json, give each scan's time by stage, and say on standard error how long the engines took to load.",
             discussion:
-                "\"timings\" holds each stage's milliseconds and calls (decode, locate, detect, read_digits, read_text, tesseract) and \"other_ms\", the scanner's own work; the load is not in any scan's \"ms\"."
+                "\"timings\" holds each stage's milliseconds and calls (decode, locate, detect, read_digits, read_text, tesseract) and \"otherMs\", the scanner's own work; \"phases\" the milliseconds of each part of the scan (number, expiry, holder, specimen, tesseract_route), which hold the stages. The load is in no scan's \"ms\"."
         )
     )
     var timings = false
@@ -287,6 +287,8 @@ struct ScanJSON: Encodable {
     let timings: [String: StageJSON]?
     /// What the stages leave of `ms`: the scanner's own work; only with --timings.
     let otherMs: Double?
+    /// Each phase's milliseconds (number, expiry, holder, specimen, tesseract_route); only with --timings.
+    let phases: [String: Double]?
 
     struct StageJSON: Encodable {
         let ms: Double
@@ -303,9 +305,11 @@ struct ScanJSON: Encodable {
                 }
             )
             otherMs = Self.tenths(result.milliseconds - result.timings.values.reduce(0) { $0 + $1.milliseconds })
+            phases = Dictionary(uniqueKeysWithValues: result.phases.map { ($0.key.rawValue, Self.tenths($0.value)) })
         } else {
             timings = nil
             otherMs = nil
+            phases = nil
         }
         switch outcome.result {
         case .success(let result):
@@ -340,7 +344,7 @@ struct ScanJSON: Encodable {
     static func tenths(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }
 
     enum CodingKeys: String, CodingKey {
-        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, unverified, specimen, error, source, timings, otherMs
+        case file, status, panMasked, pan, brand, expiry, confidence, ms, holder, unverified, specimen, error, source, timings, otherMs, phases
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -360,6 +364,7 @@ struct ScanJSON: Encodable {
         try container.encodeIfPresent(source, forKey: .source)
         try container.encodeIfPresent(timings, forKey: .timings)
         try container.encodeIfPresent(otherMs, forKey: .otherMs)
+        try container.encodeIfPresent(phases, forKey: .phases)
     }
 }
 

@@ -30,6 +30,34 @@ struct SpecimenTests {
         // A test number read with one digit wrong is a misread card in the sandbox, not a sample.
         #expect(Specimen.inNumber(Self.digits("4000000000000062"), acceptingTestNumbers: true) == nil)
         #expect(Specimen.inNumber(Self.digits("4000000000000062"), acceptingTestNumbers: false)?.reason == .sampleNumber)
+        // Two digits wrong, failing the check: a misread test card in the sandbox.
+        #expect(!PAN.luhnValid(Self.digits("6205588000000000004")))
+        #expect(Specimen.inNumber(Self.digits("6205588000000000004"), acceptingTestNumbers: true) == nil)
+        #expect(Specimen.inNumber(Self.digits("6205588000000000004"), acceptingTestNumbers: false)?.reason == .sampleNumber)
+        // Four wrong is too far; and a sample's number that passes the check stays a sample
+        // however near a test number (three places from 6205 5000 0000 0000 004).
+        #expect(!PAN.luhnValid(Self.digits("6205588870000000004")))
+        #expect(Specimen.inNumber(Self.digits("6205588870000000004"), acceptingTestNumbers: true)?.reason == .sampleNumber)
+        #expect(PAN.luhnValid(Self.digits("6200000000000000000")))
+        #expect(Specimen.inNumber(Self.digits("6200000000000000000"), acceptingTestNumbers: true)?.reason == .sampleNumber)
+    }
+
+    @Test("a sample card's pattern is judged on a reading the card establishes: read twice alike, or once surely")
+    func establishedReadings() {
+        let digits = Self.digits("6200810600001100")
+        #expect(Specimen.inNumber(digits, acceptingTestNumbers: true)?.reason == .sampleNumber)
+        #expect(!UnverifiedNumber(digits: digits, reason: .checkDigit, confidence: 0.4, readings: 1).isEstablished)
+        #expect(UnverifiedNumber(digits: digits, reason: .checkDigit, confidence: 0.4, readings: 2).isEstablished)
+        #expect(UnverifiedNumber(digits: digits, reason: .checkDigit, confidence: 0.9, readings: 1).isEstablished)
+        // The offer counts the readings that gave it.
+        let offered = CardScanner.unverified(
+            candidates: [],
+            failing: [
+                .init(digits: digits, confidence: 0.4), .init(digits: digits, confidence: 0.5),
+                .init(digits: Self.digits("6200810600001101"), confidence: 0.45),
+            ]
+        )
+        #expect(offered?.revealed == "6200810600001100" && offered?.readings == 2 && offered?.isEstablished == true)
     }
 
     @Test("numbers without the patterns are not samples: seven in a run is not eight")

@@ -99,6 +99,7 @@ extension CardScanner {
             return look
         }
         var zoomOn: (region: Box, frame: Bitmap)?
+        let numberStart = ContinuousClock.now
         for hypothesis in hypotheses(for: grey, wholeAsItLies: true) {
             guard let card = hypothesis.makeCard() else { continue }
             let seen = try look(at: card)
@@ -157,6 +158,7 @@ extension CardScanner {
                 consider(seen, card: turn.card, outline: turn.outline, halfTurn: turn.halfTurn)
             }
         }
+        StageTimings.add(phase: ScanPhase.number.rawValue, since: numberStart)
         guard let best else { return evidence }
         evidence.uprightCard = upright?.hypothesis
         evidence.decided = best.look.decided
@@ -168,13 +170,17 @@ extension CardScanner {
         evidence.learnedRows = best.look.rows
         // With Tesseract beside it, the date of a number decided is weighed by the caller.
         if engines == nil || evidence.decided == nil {
-            let ballot = try learnedExpiry(on: best.card, learned: learned, into: &evidence, search: search)
+            let ballot = try StageTimings.measure(phase: ScanPhase.expiry.rawValue) {
+                try learnedExpiry(on: best.card, learned: learned, into: &evidence, search: search)
+            }
             evidence.expiry = ballot.isSettled(votes: 2) ? ballot.leader : nil
         }
         // The holder's name beside a number reported, or one both networks read plainly failing
         // the check (a specimen, a misprint): offered with it to be corrected by hand.
         if evidence.decided != nil || evidence.numberFailsPlainly {
-            evidence.holder = try learnedHolder(on: best.card, learned: learned, into: &evidence)
+            evidence.holder = try StageTimings.measure(phase: ScanPhase.holder.rawValue) {
+                try learnedHolder(on: best.card, learned: learned, into: &evidence)
+            }
         }
         return evidence
     }

@@ -173,6 +173,9 @@ public struct CardScanner: Sendable {
         let timings = StageTimings()
         var result = try StageTimings.$current.withValue(timings) { try scan(ContinuousClock.now) }
         result.timings = timings.entries
+        result.phases = Dictionary(
+            uniqueKeysWithValues: timings.phases.compactMap { name, entry in ScanPhase(rawValue: name).map { ($0, entry.milliseconds) } }
+        )
         return result
     }
 
@@ -210,6 +213,8 @@ public struct CardScanner: Sendable {
                         // Its readings cost a quarter second a card, and on the networks'
                         // settled dates it vetoed more right dates than wrong ones.
                         guard let card = evidence.card else { return evidence }
+                        let expiryStart = ContinuousClock.now
+                        defer { StageTimings.add(phase: ScanPhase.expiry.rawValue, since: expiryStart) }
                         let networks = try learnedExpiry(on: card, learned: learned, into: &evidence, search: search)
                         var tesseract = ExpiryBallot()
                         // Tesseract's strip is a second way to the date: not started once the
@@ -240,25 +245,32 @@ public struct CardScanner: Sendable {
                     // Where it reads no number it reads no date either: the networks' date
                     // (two votes) stands. Tesseract's strip under a number it did not find gave
                     // only wrong dates there (a card's back read as 11/2011, eight of eight).
-                    var fallback = try read(bitmap, with: engines, only: evidence.uprightCard, datesWithoutNumber: false, search: search)
+                    var fallback = try StageTimings.measure(phase: ScanPhase.tesseractRoute.rawValue) {
+                        try read(bitmap, with: engines, only: evidence.uprightCard, datesWithoutNumber: false, search: search)
+                    }
                     fallback.candidates += evidence.candidates
                     fallback.failing += evidence.failing
                     fallback.earlierRows = evidence.rows.map { ($0.box, "learned route: " + $0.text) }
                     if fallback.expiry == nil { fallback.expiry = evidence.expiry }
                     return fallback
                 default:
-                    return try read(bitmap, with: engines, search: search)
+                    return try StageTimings.measure(phase: ScanPhase.tesseractRoute.rawValue) {
+                        try read(bitmap, with: engines, search: search)
+                    }
                 }
             }
         }
         var milliseconds: Double { (ContinuousClock.now - start).seconds * 1000 }
         // The whole number read: the one decided, else the one to offer for correction.
         let unverified = evidence.decided == nil ? Self.unverified(candidates: evidence.candidates, failing: evidence.failing) : nil
-        let wholeNumber = evidence.decided.map { ($0.pan.revealedDigits, $0.confidence) } ?? unverified.map { ($0.digits, $0.confidence) }
+        let wholeNumber =
+            evidence.decided.map { ($0.pan.revealedDigits, $0.confidence, true) } ?? unverified.map { ($0.digits, $0.confidence, $0.isEstablished) }
         // A number on a sample card is neither reported nor offered: one only sample cards
-        // print, or any on a card printed SAMPLE.
-        if let (digits, confidence) = wholeNumber,
-            var specimen = try Specimen.inNumber(digits, acceptingTestNumbers: configuration.acceptsTestNumbers) ?? sampleWord(on: &evidence)
+        // print (judged on a number decided, or offered from readings that establish it), or
+        // any on a card printed SAMPLE.
+        if let (digits, confidence, established) = wholeNumber,
+            var specimen = try (established ? Specimen.inNumber(digits, acceptingTestNumbers: configuration.acceptsTestNumbers) : nil)
+                ?? StageTimings.measure(phase: ScanPhase.specimen.rawValue, { try sampleWord(on: &evidence) })
         {
             // A valid number read on it is remembered, so that a vote over frames refuses it.
             if PAN.luhnValid(digits) { specimen.number = try? PAN(digits: digits) }
@@ -736,7 +748,7 @@ public struct CardScanner: Sendable {
         }
         guard let best = tally.max(by: { rank($0) < rank($1) }) else { return nil }
         let reason: UnverifiedNumber.Reason = PAN.luhnValid(best.key) ? .lowConfidence : .checkDigit
-        return UnverifiedNumber(digits: best.key, reason: reason, confidence: best.value.confidence)
+        return UnverifiedNumber(digits: best.key, reason: reason, confidence: best.value.confidence, readings: best.value.votes)
     }
 
     /// The number to report, or nil: two readings that agree, or one number pieced together

@@ -39,6 +39,9 @@ public struct ScanResult: Sendable {
     /// Where the scan's time went, by stage (``StageTimings``): each stage's milliseconds and
     /// calls; what they leave of ``milliseconds`` is the scanner's own work.
     public var timings: [StageTimings.Stage: StageTimings.Entry] = [:]
+    /// The scan's phases' milliseconds (``ScanPhase``): what it spent finding the number, its
+    /// date, the holder's name, a sample card's word, and on Tesseract's route. Phases hold stages.
+    public var phases: [ScanPhase: Double] = [:]
 
     public init(
         status: Status,
@@ -76,4 +79,19 @@ public struct ScanResult: Sendable {
             specimen: specimen
         )
     }
+}
+
+/// The parts of a scan, one after another, that ``ScanResult/phases`` times.
+public enum ScanPhase: String, Sendable, CaseIterable {
+    /// The learned route's looks at the card until the number is decided (Tesseract's check of
+    /// it included).
+    case number
+    /// The date: the networks' reading of the rows under the number, and Tesseract's strip.
+    case expiry
+    /// The holder's name.
+    case holder
+    /// The words that mark a sample card, read on a card a whole number was read on.
+    case specimen
+    /// Tesseract's own route (after the learned one found no number, or alone).
+    case tesseractRoute = "tesseract_route"
 }

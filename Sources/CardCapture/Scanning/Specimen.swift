@@ -57,8 +57,17 @@ public struct Specimen: Sendable, Hashable {
             return acceptingTestNumbers ? nil : Specimen(reason: .testNumber)
         }
         // A test number read with one digit wrong (4000 0000 0000 0062) keeps its runs: in the
-        // sandbox it is a misread test card, not a sample.
-        if acceptingTestNumbers, TestCards.isOneDigitFrom(digits) { return nil }
+        // sandbox it is a misread test card, not a sample. So is a reading that fails the check
+        // digit a few places from one (the second generator's blurred UnionPay test card, read
+        // with three digits wrong): its failing check says a digit was misread. A sample
+        // card's number, which passes the check or lies further off (6200 0000 0000 0000 000
+        // is three places from 6205 5000 0000 0000 004 and passes), stays a sample; one that
+        // fails it is offered as unverified in the sandbox: no card either way.
+        if acceptingTestNumbers,
+            TestCards.isNear(digits, places: 1) || (!PAN.luhnValid(digits) && TestCards.isNear(digits, places: TestCards.misreadPlaces))
+        {
+            return nil
+        }
         return hasSamplePattern(digits) ? Specimen(reason: .sampleNumber) : nil
     }
 

@@ -24,12 +24,19 @@ public enum TestCards {
         "6759649826438453", "2200000000000004", "5066991111111118", "6062828888666688", "6370950000000005",
     ]
 
-    /// Whether `digits` differ from a published test number of the same length in one place.
-    static func isOneDigitFrom(_ digits: [UInt8]) -> Bool {
+    /// Whether `digits` differ from a published test number of the same length in at least one
+    /// place and at most `places`.
+    static func isNear(_ digits: [UInt8], places: Int) -> Bool {
         numbers.contains { number in
-            number.utf8.count == digits.count && zip(number.utf8, digits).filter { $0 - 48 != $1 }.count == 1
+            guard number.utf8.count == digits.count else { return false }
+            let differing = zip(number.utf8, digits).filter { $0 - 48 != $1 }.count
+            return differing >= 1 && differing <= places
         }
     }
+
+    /// In how many places a reading that fails the check digit may differ from a test number
+    /// and be taken, in the sandbox, for a misread of it (``Specimen/inNumber(_:acceptingTestNumbers:)``).
+    static let misreadPlaces = 3
 
     /// Whether `digits` is a published test number.
     public static func contains(_ digits: [UInt8]) -> Bool {

@@ -22,12 +22,21 @@ public struct UnverifiedNumber: Sendable, Hashable, CustomStringConvertible, Cus
     public let reason: Reason
     /// 0 to 1: the weakest digit's confidence in the reading offered.
     public let confidence: Double
+    /// How many readings of the card gave these digits.
+    let readings: Int
 
-    init(digits: [UInt8], reason: Reason, confidence: Double) {
+    init(digits: [UInt8], reason: Reason, confidence: Double, readings: Int = 1) {
         self.digits = digits
         self.reason = reason
         self.confidence = confidence
+        self.readings = readings
     }
+
+    /// Whether the digits are what the card shows rather than noise a reader made of it: read
+    /// the same way twice, or once with every digit sure (``CardScanner/plainFailureConfidence``).
+    /// Only such a reading is judged as a sample card's number: a blurred card read once,
+    /// unsurely, gives digits with any pattern.
+    var isEstablished: Bool { readings >= 2 || confidence >= CardScanner.plainFailureConfidence }
 
     /// The digits as read. Show them only to the person holding the card.
     public var revealed: String { String(decoding: digits.map { $0 + 48 }, as: UTF8.self) }
