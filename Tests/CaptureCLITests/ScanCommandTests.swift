@@ -71,6 +71,11 @@ struct ScanCommandTests {
         let other = try #require(json["otherMs"] as? Double)
         #expect(abs(staged + other - total) < 0.5)
         #expect(other >= 0)
+        // The phases hold the stages: finding the number took some of the scan, and no phase
+        // took longer than the whole.
+        let phases = try #require(json["phases"] as? [String: Double])
+        #expect((phases["number"] ?? 0) > 0 && (phases["number"] ?? 0) <= total)
+        #expect(phases.keys.allSatisfy { ["number", "expiry", "holder", "specimen", "tesseract_route"].contains($0) })
         let load = output.stderr.split(separator: "\n").first { $0.contains("engines_loaded_ms") }
         #expect(load != nil, "no load time on standard error: \(output.stderr)")
         // Without the flag, no timings.
