@@ -106,7 +106,7 @@ public struct ImageDecoder: Sendable {
     /// - Throws: ``OCRError`` with code `image_unreadable` or `image_too_large`.
     public func decode(_ bytes: [UInt8]) throws(OCRError) -> Bitmap {
         let started = ContinuousClock.now
-        defer { StageTimings.current?.add(.decode, ContinuousClock.now - started) }
+        defer { StageTimings.add(.decode, since: started) }
         guard !bytes.isEmpty else {
             throw OCRError(.imageUnreadable, "the image file is empty; supply a PNG or JPEG picture of the card")
         }

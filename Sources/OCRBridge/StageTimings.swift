@@ -44,6 +44,12 @@ public final class StageTimings: Sendable {
             self.milliseconds = milliseconds
             self.calls = calls
         }
+
+        /// Counts one more run, of `duration`.
+        mutating func add(_ duration: Duration) {
+            milliseconds += duration.milliseconds
+            calls += 1
+        }
     }
 
     /// The timings the work on this task or thread adds to, if any.
@@ -75,21 +81,19 @@ public final class StageTimings: Sendable {
     /// Adds the time from `start` until now to the phase named `phase` of the ``current``
     /// timings (when there are any): for a phase that is a stretch of code rather than a call.
     public static func add(phase: String, since start: ContinuousClock.Instant) {
-        guard let timings = current else { return }
-        let milliseconds = (ContinuousClock.now - start).milliseconds
-        timings.recordedPhases.withLock { phases in
-            phases[phase, default: Entry()].milliseconds += milliseconds
-            phases[phase, default: Entry()].calls += 1
-        }
+        let duration = ContinuousClock.now - start
+        current?.recordedPhases.withLock { $0[phase, default: Entry()].add(duration) }
     }
 
     /// Adds one run of `stage` that took `duration`.
     public func add(_ stage: Stage, _ duration: Duration) {
-        let milliseconds = duration.milliseconds
-        recorded.withLock { entries in
-            entries[stage, default: Entry()].milliseconds += milliseconds
-            entries[stage, default: Entry()].calls += 1
-        }
+        recorded.withLock { $0[stage, default: Entry()].add(duration) }
+    }
+
+    /// Adds one run of `stage`, from `start` until now, to the ``current`` timings (when there
+    /// are any): for work that is a stretch of a function rather than a call.
+    public static func add(_ stage: Stage, since start: ContinuousClock.Instant) {
+        current?.add(stage, ContinuousClock.now - start)
     }
 
     /// Runs `body`, adding its time to `stage` of the ``current`` timings (when there are any).
@@ -97,9 +101,8 @@ public final class StageTimings: Sendable {
         _ stage: Stage,
         _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        guard let timings = current else { return try body() }
         let start = ContinuousClock.now
-        defer { timings.add(stage, ContinuousClock.now - start) }
+        defer { add(stage, since: start) }
         return try body()
     }
 }

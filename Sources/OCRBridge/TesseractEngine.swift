@@ -150,7 +150,7 @@ public final class TesseractEngine: @unchecked Sendable {
         precondition(claimed, "a TesseractEngine is used by two threads at once; take one per thread from a TesseractPool")
         defer { busy.withLock { $0 = false } }
         let started = ContinuousClock.now
-        defer { StageTimings.current?.add(.tesseract, ContinuousClock.now - started) }
+        defer { StageTimings.add(.tesseract, since: started) }
 
         TessBaseAPISetPageSegMode(handle, mode.tessMode)
         _ = TessBaseAPISetVariable(handle, "tessedit_char_whitelist", whitelist ?? "")

@@ -135,8 +135,7 @@ struct ScanCommand: AsyncParsableCommand {
             acceptsTestNumbers: !refuseTestNumbers
         )
         if timings {
-            let loaded = ((ContinuousClock.now - loading).seconds * 10_000).rounded() / 10
-            Terminal.writeError(JSONLine.encode(["engines_loaded_ms": loaded]))
+            Terminal.writeError(JSONLine.encode(["engines_loaded_ms": ScanJSON.tenths((ContinuousClock.now - loading).seconds * 1000)]))
         }
         if let debugDirectory {
             do {
@@ -284,11 +283,11 @@ struct ScanJSON: Encodable {
     /// `scan` or `manual`; only with --manual-fallback.
     let source: String?
     /// Each stage's milliseconds and calls; only with --timings.
-    let timings: [String: StageJSON]?
+    private(set) var timings: [String: StageJSON]? = nil
     /// What the stages leave of `ms`: the scanner's own work; only with --timings.
-    let otherMs: Double?
+    private(set) var otherMs: Double? = nil
     /// Each phase's milliseconds (number, expiry, holder, specimen, tesseract_route); only with --timings.
-    let phases: [String: Double]?
+    private(set) var phases: [String: Double]? = nil
 
     struct StageJSON: Encodable {
         let ms: Double
@@ -298,21 +297,17 @@ struct ScanJSON: Encodable {
     init(_ outcome: ScanOutcome, reveal: Bool, showSource: Bool = false, timings showTimings: Bool = false) {
         file = outcome.file
         source = showSource ? outcome.source.rawValue : nil
-        if showTimings, let result = try? outcome.result.get() {
-            timings = Dictionary(
-                uniqueKeysWithValues: result.timings.map { stage, entry in
-                    (stage.rawValue, StageJSON(ms: Self.tenths(entry.milliseconds), calls: entry.calls))
-                }
-            )
-            otherMs = Self.tenths(result.milliseconds - result.timings.values.reduce(0) { $0 + $1.milliseconds })
-            phases = Dictionary(uniqueKeysWithValues: result.phases.map { ($0.key.rawValue, Self.tenths($0.value)) })
-        } else {
-            timings = nil
-            otherMs = nil
-            phases = nil
-        }
         switch outcome.result {
         case .success(let result):
+            if showTimings {
+                timings = Dictionary(
+                    uniqueKeysWithValues: result.timings.map { stage, entry in
+                        (stage.rawValue, StageJSON(ms: Self.tenths(entry.milliseconds), calls: entry.calls))
+                    }
+                )
+                otherMs = Self.tenths(result.milliseconds - result.timings.values.reduce(0) { $0 + $1.milliseconds })
+                phases = Dictionary(uniqueKeysWithValues: result.phases.map { ($0.key.rawValue, Self.tenths($0.value)) })
+            }
             status = result.status.rawValue
             panMasked = result.pan?.masked
             pan = reveal ? result.pan?.revealed : nil

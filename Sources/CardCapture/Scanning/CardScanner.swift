@@ -147,36 +147,40 @@ public struct CardScanner: Sendable {
     ///
     /// - Throws: ``OCRError`` `image_unreadable` or `image_too_large` for a bad file.
     public func scan(contentsOf path: String) throws -> ScanResult {
-        try timed { start in
-            let bitmap = try ImageDecoder(limits: configuration.limits, leastLongSide: configuration.decodedLongSide).decode(contentsOf: path)
-            return try scanWithEvidence(bitmap, startedAt: start).result
-        }
+        try timed { try decoder().decode(contentsOf: path) }.result
     }
 
     /// Decodes and scans PNG or JPEG bytes, within `limits` when given (else the configuration's).
     public func scan(imageData bytes: [UInt8], limits: ImageLimits? = nil) throws -> ScanResult {
-        try timed { start in
-            let decoder = ImageDecoder(limits: limits ?? configuration.limits, leastLongSide: configuration.decodedLongSide)
-            let bitmap = try decoder.decode(bytes)
-            return try scanWithEvidence(bitmap, startedAt: start).result
-        }
+        try timed { try decoder(limits: limits).decode(bytes) }.result
     }
 
     /// Scans a decoded image.
     public func scan(_ bitmap: Bitmap) throws -> ScanResult {
-        try timed { start in try scanWithEvidence(bitmap, startedAt: start).result }
+        try timed { bitmap }.result
     }
 
-    /// Runs one scan with its own ``StageTimings``, and gives them to its result
-    /// (``ScanResult/timings``).
-    private func timed(_ scan: (ContinuousClock.Instant) throws -> ScanResult) throws -> ScanResult {
+    /// The decoder of the scanner's pictures: within `limits` (else the configuration's), a large
+    /// JPEG decoded at the size the scanner needs (``Configuration/decodedLongSide``).
+    private func decoder(limits: ImageLimits? = nil) -> ImageDecoder {
+        ImageDecoder(limits: limits ?? configuration.limits, leastLongSide: configuration.decodedLongSide)
+    }
+
+    /// Decodes a picture with `decode` and scans it, the decoding in the scan's time, with the
+    /// scan's own ``StageTimings`` given to its result (``ScanResult/timings``, ``ScanResult/phases``).
+    private func timed(_ decode: () throws -> Bitmap) throws -> (result: ScanResult, bitmap: Bitmap, evidence: Evidence) {
         let timings = StageTimings()
-        var result = try StageTimings.$current.withValue(timings) { try scan(ContinuousClock.now) }
+        var (result, bitmap, evidence) = try StageTimings.$current.withValue(timings) {
+            let start = ContinuousClock.now
+            let bitmap = try decode()
+            let (result, evidence) = try scanWithEvidence(bitmap, startedAt: start)
+            return (result, bitmap, evidence)
+        }
         result.timings = timings.entries
         result.phases = Dictionary(
             uniqueKeysWithValues: timings.phases.compactMap { name, entry in ScanPhase(rawValue: name).map { ($0, entry.milliseconds) } }
         )
-        return result
+        return (result, bitmap, evidence)
     }
 
     /// Scans a PNG or JPEG file and also draws what the scanner saw: the image with the card's
@@ -184,14 +188,7 @@ public struct CardScanner: Sendable {
     /// there, and those readings as lines of text (`x,y,width,height: text`, in the order they
     /// were made). For `capture-cli scan --debug-dir`; both show the card's digits in full.
     public func scanWithDebugImage(contentsOf path: String) throws -> (result: ScanResult, debug: Bitmap, readings: [String]) {
-        var made: (bitmap: Bitmap, evidence: Evidence)?
-        let result = try timed { start in
-            let bitmap = try ImageDecoder(limits: configuration.limits, leastLongSide: configuration.decodedLongSide).decode(contentsOf: path)
-            let (result, evidence) = try scanWithEvidence(bitmap, startedAt: start)
-            made = (bitmap, evidence)
-            return result
-        }
-        guard let (bitmap, evidence) = made else { preconditionFailure("a scan that returned made no evidence") }
+        let (result, bitmap, evidence) = try timed { try decoder().decode(contentsOf: path) }
         let readings = (evidence.earlierRows + evidence.rows).map { "\($0.box.x),\($0.box.y),\($0.box.width),\($0.box.height): \($0.text)" }
         return (result, DebugImage.compose(original: bitmap, evidence: evidence, result: result), readings)
     }
