@@ -15,6 +15,7 @@ extension ScanCommand {
         let scanner = try engine.makeScanner(
             workers: min(jobs ?? Terminal.coreCount, paths.count),
             timeBudget: timeBudget.map { .milliseconds($0) },
+            firstPassOnly: firstPass,
             acceptsTestNumbers: !refuseTestNumbers
         )
         // Every frame is read (in parallel), then counted in order, as a camera would send them.

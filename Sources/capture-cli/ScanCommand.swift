@@ -19,10 +19,16 @@ enum EngineOption: String, ExpressibleByArgument, CaseIterable {
     /// scans at once leave; a missing engine is said on standard error and ends the command
     /// with status 2.
     /// - Parameter timeBudget: ``CardScanner/Configuration/timeBudget``.
+    /// - Parameter firstPassOnly: ``CardScanner/Configuration/firstPassOnly``.
     /// - Parameter acceptsTestNumbers: ``CardScanner/Configuration/acceptsTestNumbers``.
-    func makeScanner(workers: Int, timeBudget: Duration? = nil, acceptsTestNumbers: Bool = true) throws -> CardScanner {
+    func makeScanner(workers: Int, timeBudget: Duration? = nil, firstPassOnly: Bool = false, acceptsTestNumbers: Bool = true) throws -> CardScanner {
         do {
-            let configuration = CardScanner.Configuration(engine: engine, timeBudget: timeBudget, acceptsTestNumbers: acceptsTestNumbers)
+            let configuration = CardScanner.Configuration(
+                engine: engine,
+                timeBudget: timeBudget,
+                firstPassOnly: firstPassOnly,
+                acceptsTestNumbers: acceptsTestNumbers
+            )
             return try CardScanner(configuration: configuration, workers: workers)
         } catch {
             Terminal.writeError("capture-cli: \(error.message)")
@@ -115,6 +121,16 @@ struct ScanCommand: AsyncParsableCommand {
     )
     var timeBudget: Int?
 
+    @Flag(
+        name: .customLong("first-pass"),
+        help: ArgumentHelp(
+            "Read with the first pass alone: the likeliest card, once (default: the whole scan).",
+            discussion:
+                "One look at the card, its number band's three widest rows, the date close under the number; no other outline, turn, scale or Tesseract route. A number it reports is the one the whole scan reports; cards it cannot read are not_found or unverified. Its time is bounded whatever the picture: the server reads most camera frames this way."
+        )
+    )
+    var firstPass = false
+
     func validate() throws {
         if images.isEmpty { throw ValidationError("give at least one PNG or JPEG picture to scan") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
@@ -132,6 +148,7 @@ struct ScanCommand: AsyncParsableCommand {
         let scanner = try engine.makeScanner(
             workers: workers,
             timeBudget: timeBudget.map { .milliseconds($0) },
+            firstPassOnly: firstPass,
             acceptsTestNumbers: !refuseTestNumbers
         )
         if timings {

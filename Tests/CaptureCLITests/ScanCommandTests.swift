@@ -84,6 +84,24 @@ struct ScanCommandTests {
         #expect(!plain.stderr.contains("engines_loaded_ms"))
     }
 
+    @Test("--first-pass reads with the first pass alone: the number the whole scan reads, and no second route")
+    func firstPass() throws {
+        let files = [CLIRunner.fixture("t026-flat-amex.png"), CLIRunner.fixture("t112-back.png")]
+        let first = try CLIRunner.run(["scan", "--json", "--reveal", "--timings", "--first-pass", "--jobs", "1"] + files)
+        let whole = try CLIRunner.run(["scan", "--json", "--reveal", "--timings", "--jobs", "1"] + files)
+        let card = try first.json(line: 0)
+        #expect(card["status"] as? String == "found")
+        let wholeCard = try whole.json(line: 0)
+        #expect(card["pan"] as? String != nil && card["pan"] as? String == wholeCard["pan"] as? String)
+        // A card's back: the whole scan goes on to Tesseract's route; the first pass does not.
+        let back = try #require(try first.json(line: 1)["phases"] as? [String: Double])
+        let backInFull = try #require(try whole.json(line: 1)["phases"] as? [String: Double])
+        #expect(back["number"] != nil && back["tesseract_route"] == nil)
+        #expect(backInFull["tesseract_route"] != nil)
+        let backRead = try first.json(line: 1)
+        #expect(backRead["pan"] == nil)
+    }
+
     @Test("a broken file is status error with a code, exit 2, and the others still scan")
     func broken() throws {
         let broken = CLIRunner.root.appendingPathComponent("Tests/OCRBridgeTests/Fixtures/broken-truncated.png").path

@@ -154,6 +154,29 @@ struct CameraTests {
             return
         }
     }
+
+    @Test("every third frame of a session is read in full, the others by the first pass alone")
+    func fullReadings() throws {
+        let camera = CameraScans()
+        #expect(camera.limits.fullReadingEvery == 3)
+        #expect(!camera.readsInFull("cs_a"))
+        var inFull: [Bool] = []
+        for _ in 0..<7 {
+            guard case .success(nil) = camera.admit("cs_a") else {
+                Issue.record("frame refused")
+                return
+            }
+            inFull.append(camera.readsInFull("cs_a"))
+            _ = camera.record("cs_a", nil)
+        }
+        #expect(inFull == [false, false, true, false, false, true, false])
+        // Each session counts its own frames.
+        guard case .success(nil) = camera.admit("cs_b") else {
+            Issue.record("cs_b refused")
+            return
+        }
+        #expect(!camera.readsInFull("cs_b"))
+    }
 }
 
 extension TestClientProtocol {

@@ -87,12 +87,18 @@ struct FixtureScanTests {
         }
     }
 
-    @Test("a spent time budget ends the search after the first way of seeing the picture, whose widest rows are still read")
-    func timeBudget() async throws {
+    @Test(
+        "the first pass alone, or a spent time budget, ends the search after the first way of seeing the picture, whose widest rows are still read",
+        arguments: ["first pass", "budget spent"]
+    )
+    func firstPass(_ how: String) async throws {
         let entries = try FixtureManifest.load(folder: Self.folder)
         // A budget of nothing is spent before the scan starts: what it reads is what the first
-        // look decides, whatever the clock does.
-        let hurried = try CardScanner(configuration: .init(timeBudget: .zero))
+        // look decides, whatever the clock does, as with the first pass alone.
+        let whole = try CardScanner()
+        let hurried =
+            how == "first pass"
+            ? whole.searching(firstPassOnly: true, timeBudget: nil) : whole.searching(firstPassOnly: false, timeBudget: .zero)
         for file in ["t000-flat-visa.png", "t002-flat-amex.png"] {
             let entry = try #require(entries.first { $0.file == file })
             let upright = try PNGDecoder().decode(contentsOf: "\(Self.folder)/\(file)")
@@ -106,7 +112,12 @@ struct FixtureScanTests {
             let late = try await onOwnThread { try hurried.scan(upright.turned(quarterTurns: 2)) }
             #expect(late.status == .notFound, "\(file) upside down, budget spent: \(late.status)")
             #expect(late.pan == nil)
+            // No second route: Tesseract's own is the fallback's.
+            #expect(late.phases[.tesseractRoute] == nil && late.phases[.number] != nil)
         }
+        // The scanner it came from still searches in full (the two share their engines).
+        let turned = try PNGDecoder().decode(contentsOf: "\(Self.folder)/t000-flat-visa.png").turned(quarterTurns: 2)
+        #expect(try await onOwnThread { try whole.scan(turned) }.status == .found)
     }
 
     @Test("a broken image is an error, not a crash or a result")

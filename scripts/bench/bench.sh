@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The scanner's figures on three sets, release build, one worker, each engine alone and together
-# (--engine both|learned|tesseract; both is the default), the yardstick beside them (what `make bench`
-# runs):
+# The scanner's figures on four sets, release build, one worker, each engine alone and together
+# (--engine both|learned|tesseract; both is the default) and the first pass alone (--first-pass), the
+# yardstick beside them (what `make bench` runs):
 #   1. Fixtures/cards: the regression suite;
 #   2. the second generator's cards (scripts/gen2, fonts the model never trained on), made once into
 #      .devsets/gen2 if missing;
@@ -20,7 +20,12 @@ cli=.build/release/capture-cli
 dev=${CARDS_DEV:-../shared/cards-dev}
 train2=${CARDS_TRAIN2:-../shared/cards-train2}
 gen2=.devsets/gen2
-engines=(both learned tesseract)
+# Each run's options: the engines alone and together, and the first pass alone (scan --first-pass);
+# scripts/bench/paths.py then sets the first pass beside the whole scan (its fallback's share).
+engines=(both first-pass learned tesseract)
+engine_args() {
+    if [ "$1" = first-pass ]; then echo "--engine both --first-pass"; else echo "--engine $1"; fi
+}
 mkdir -p .devsets
 
 yardstick=""
@@ -38,8 +43,9 @@ echo "== loading: the models compiled (OpenVINO) and one small card scanned, fir
 first=$(ls Fixtures/cards/*.png | head -1)
 for engine in "${engines[@]}"; do
     start=$(date +%s%N)
-    "$cli" scan --json --engine "$engine" "$first" >/dev/null
-    echo "--engine $engine: $(( ($(date +%s%N) - start) / 1000000 )) ms for the process, of which the scan's own is in its ms"
+    # shellcheck disable=SC2046
+    "$cli" scan --json $(engine_args "$engine") "$first" >/dev/null
+    echo "$(engine_args "$engine"): $(( ($(date +%s%N) - start) / 1000000 )) ms for the process, of which the scan's own is in its ms"
 done
 
 # score_set SET NAME FOLDER: every engine and the yardstick on a generated set with a fixture manifest.
@@ -47,11 +53,14 @@ score_set() {
     local name=$1 folder=$2
     echo "== $name ($folder)"
     for engine in "${engines[@]}"; do
-        echo "-- --engine $engine"
-        "$cli" scan --json --timings --reveal --jobs 1 --engine "$engine" "$folder"/*.png >".devsets/$name-$engine.jsonl" 2>/dev/null || true
+        echo "-- $(engine_args "$engine")"
+        # shellcheck disable=SC2046
+        "$cli" scan --json --timings --reveal --jobs 1 $(engine_args "$engine") "$folder"/*.png >".devsets/$name-$engine.jsonl" 2>/dev/null || true
         python3 scripts/bench/score_set.py "$folder/manifest.json" ".devsets/$name-$engine.jsonl"
         python3 scripts/bench/stages.py ".devsets/$name-$engine.jsonl"
     done
+    echo "-- paths: the first pass alone, the whole scan, and the fallback's share"
+    python3 scripts/bench/paths.py ".devsets/$name-first-pass.jsonl" ".devsets/$name-both.jsonl" || true
     if [ -n "$yardstick" ]; then
         echo "-- yardstick (rapidocr-onnxruntime, one thread)"
         "$yardstick" scripts/bench/yardstick.py "$folder"/*.png >".devsets/$name-yardstick.jsonl" 2>/dev/null
@@ -75,7 +84,8 @@ scan_real() {
         if [ "$run" = yardstick ]; then
             "$yardstick" scripts/bench/yardstick.py "$@" >"$out" 2>/dev/null
         else
-            "$cli" scan --json --timings --reveal --jobs 1 --engine "$run" "$@" >"$out" 2>/dev/null || true
+            # shellcheck disable=SC2046
+            "$cli" scan --json --timings --reveal --jobs 1 $(engine_args "$run") "$@" >"$out" 2>/dev/null || true
         fi
         if [ -f "$dev/score.py" ]; then
             python3 "$dev/score.py" "$manifest" "$out"
@@ -86,6 +96,8 @@ scan_real() {
         python3 scripts/bench/score_dev.py "$manifest" "$out"
         if [ "$run" != yardstick ]; then python3 scripts/bench/stages.py "$out"; fi
     done
+    echo "-- paths: the first pass alone, the whole scan, and the fallback's share"
+    python3 scripts/bench/paths.py ".devsets/$name-first-pass.jsonl" ".devsets/$name-both.jsonl" || true
 }
 
 if [ -f "$dev/manifest.json" ]; then

@@ -19,6 +19,11 @@ final class CameraScans: Sendable {
         var frame = ImageLimits(maxBytes: 1024 * 1024, maxWidth: 2048, maxHeight: 2048, maxPixels: 2_400_000)
         /// Frames read after the number was agreed, waiting for two to agree on the date.
         var framesForDate = 3
+        /// Every this many frames of a session, one is read by the whole scan (within a time
+        /// budget) instead of the first pass alone: a card only the fallback reads (a card in
+        /// perspective, its number split by line art) is still read, while most frames are
+        /// answered in the first pass's time.
+        var fullReadingEvery = 3
         /// Sessions followed at once; beyond, the oldest are forgotten.
         var sessions = 2_000
     }
@@ -85,6 +90,15 @@ final class CameraScans: Sendable {
             }
             readings[session] = reading
             return .success(nil)
+        }
+    }
+
+    /// Whether the frame of `session` now in flight is one to read in full
+    /// (``Limits/fullReadingEvery``): the third, the sixth, …
+    func readsInFull(_ session: String) -> Bool {
+        readings.withLock { readings in
+            guard let frames = readings[session]?.frames, limits.fullReadingEvery > 0 else { return false }
+            return frames % limits.fullReadingEvery == 0
         }
     }
 

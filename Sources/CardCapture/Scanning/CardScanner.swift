@@ -49,6 +49,16 @@ public struct CardScanner: Sendable {
         /// scan outlasts it (by a second on a picture full of edges). For a live camera, or a
         /// checkout that would rather ask again than wait.
         public var timeBudget: Duration?
+        /// Whether a scan ends after its first pass: one look at the likeliest card (its outline
+        /// straightened, else the whole frame levelled), the detector at its usual scale, the
+        /// three widest rows of the number band read by both networks (and checked by
+        /// Tesseract with ``Engine/both``), the date in the two bands under the number, the
+        /// holder's name and the sample-card checks. No other outline, turn, zoom, scale or
+        /// row, and no Tesseract route: what it does not decide is `not_found` or `unverified`.
+        /// It is the start of every scan, so a number it reports is the one the whole scan
+        /// reports (the date can differ: the whole scan looks further for it). Bounded in time
+        /// whatever the picture, it suits a live camera, whose next frame comes anyway.
+        public var firstPassOnly: Bool
         /// Whether a processor's published test number (``TestCards``) read off a picture is a
         /// card: true for the sandbox, whose outcomes those numbers choose; false where the
         /// scans serve live payments, and a picture showing one is a sample card.
@@ -62,6 +72,7 @@ public struct CardScanner: Sendable {
             lineHeight: Int = 36,
             engine: Engine = .both,
             timeBudget: Duration? = nil,
+            firstPassOnly: Bool = false,
             acceptsTestNumbers: Bool = true
         ) {
             self.limits = limits
@@ -71,6 +82,7 @@ public struct CardScanner: Sendable {
             self.lineHeight = lineHeight
             self.engine = engine
             self.timeBudget = timeBudget
+            self.firstPassOnly = firstPassOnly
             self.acceptsTestNumbers = acceptsTestNumbers
         }
     }
@@ -86,7 +98,7 @@ public struct CardScanner: Sendable {
         case both
     }
 
-    public let configuration: Configuration
+    public private(set) var configuration: Configuration
     /// Engines with Debian's `eng`: labels, names, and a second opinion on digits.
     private let pool: TesseractPool
     /// Engines with the project's card-digit model (``CardModel``): numbers and dates.
@@ -123,6 +135,16 @@ public struct CardScanner: Sendable {
         self.digitPool = try TesseractPool(configuration: CardModel.configuration)
     }
 
+    /// This scanner searching otherwise (``Configuration/firstPassOnly``,
+    /// ``Configuration/timeBudget``), sharing its engines: a server's camera frames and its
+    /// still pictures read with one set of models and Tesseract engines.
+    public func searching(firstPassOnly: Bool, timeBudget: Duration?) -> CardScanner {
+        var scanner = self
+        scanner.configuration.firstPassOnly = firstPassOnly
+        scanner.configuration.timeBudget = timeBudget
+        return scanner
+    }
+
     /// The two engines one scan reads with.
     struct Engines {
         /// The card-digit model.
@@ -131,12 +153,17 @@ public struct CardScanner: Sendable {
         let english: TesseractEngine
     }
 
-    /// When a scan stops trying new ways of seeing the picture (``Configuration/timeBudget``).
+    /// When a scan stops trying new ways of seeing the picture (``Configuration/timeBudget``,
+    /// ``Configuration/firstPassOnly``).
     struct Search {
         let deadline: ContinuousClock.Instant?
+        /// The first pass alone: over from the start, whatever the clock says.
+        var firstPassOnly = false
 
-        /// Whether the budget is spent: no further look is started.
+        /// Whether the search is over (the budget spent, or the first pass all there is): no
+        /// further look is started.
         var isOver: Bool {
+            if firstPassOnly { return true }
             guard let deadline else { return false }
             return ContinuousClock.now >= deadline
         }
@@ -194,7 +221,7 @@ public struct CardScanner: Sendable {
     }
 
     private func scanWithEvidence(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> (result: ScanResult, evidence: Evidence) {
-        let search = Search(deadline: configuration.timeBudget.map { start + $0 })
+        let search = Search(deadline: configuration.timeBudget.map { start + $0 }, firstPassOnly: configuration.firstPassOnly)
         var evidence = try pool.withEngine { english in
             try digitPool.withEngine { digits in
                 let engines = Engines(digits: digits, english: english)
