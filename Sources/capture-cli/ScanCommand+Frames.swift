@@ -12,6 +12,7 @@ extension ScanCommand {
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("capture-frames-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: temporary) }
         let paths = try framePaths(cuttingVideosInto: temporary)
+        let asCamera = !firstPass && timeBudget == nil
         let scanner = try engine.makeScanner(
             workers: min(jobs ?? Terminal.coreCount, paths.count),
             timeBudget: timeBudget.map { .milliseconds($0) },
@@ -26,7 +27,10 @@ extension ScanCommand {
                 guard next < paths.count else { return }
                 let (index, path) = (next, paths[next])
                 next += 1
-                group.addTask { (index, ScanOutcome(file: path) { try scanner.scan(contentsOf: path) }) }
+                // As the hosted page's camera reads them: the first pass alone, every third
+                // frame in full within a budget; or all as --first-pass and --time-budget say.
+                let reader = asCamera ? scanner.forCameraFrame(index + 1) : scanner
+                group.addTask { (index, ScanOutcome(file: path) { try reader.scan(contentsOf: path) }) }
             }
             for _ in 0..<min(jobs ?? Terminal.coreCount, paths.count) { startNext() }
             for await (index, outcome) in group {

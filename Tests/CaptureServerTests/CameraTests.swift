@@ -155,27 +155,26 @@ struct CameraTests {
         }
     }
 
-    @Test("every third frame of a session is read in full, the others by the first pass alone")
+    @Test("every third frame of a camera is read by the whole scan within a budget, the others by the first pass alone")
     func fullReadings() throws {
         let camera = CameraScans()
-        #expect(camera.limits.fullReadingEvery == 3)
-        #expect(!camera.readsInFull("cs_a"))
-        var inFull: [Bool] = []
-        for _ in 0..<7 {
+        #expect(camera.frameInFlight("cs_a") == 0)
+        var numbers: [Int] = []
+        for _ in 0..<4 {
             guard case .success(nil) = camera.admit("cs_a") else {
                 Issue.record("frame refused")
                 return
             }
-            inFull.append(camera.readsInFull("cs_a"))
+            numbers.append(camera.frameInFlight("cs_a"))
             _ = camera.record("cs_a", nil)
         }
-        #expect(inFull == [false, false, true, false, false, true, false])
-        // Each session counts its own frames.
-        guard case .success(nil) = camera.admit("cs_b") else {
-            Issue.record("cs_b refused")
-            return
-        }
-        #expect(!camera.readsInFull("cs_b"))
+        #expect(numbers == [1, 2, 3, 4])
+        let scanner = try CardScanner()
+        let routes = (1...7).map { scanner.forCameraFrame($0).configuration }
+        #expect(routes.map(\.firstPassOnly) == [true, true, false, true, true, false, true])
+        #expect(routes.map(\.timeBudget) == [nil, nil, CardScanner.fullFrameBudget, nil, nil, CardScanner.fullFrameBudget, nil])
+        // The scanner it came from keeps its own search.
+        #expect(!scanner.configuration.firstPassOnly && scanner.configuration.timeBudget == nil)
     }
 }
 

@@ -19,11 +19,6 @@ final class CameraScans: Sendable {
         var frame = ImageLimits(maxBytes: 1024 * 1024, maxWidth: 2048, maxHeight: 2048, maxPixels: 2_400_000)
         /// Frames read after the number was agreed, waiting for two to agree on the date.
         var framesForDate = 3
-        /// Every this many frames of a session, one is read by the whole scan (within a time
-        /// budget) instead of the first pass alone: a card only the fallback reads (a card in
-        /// perspective, its number split by line art) is still read, while most frames are
-        /// answered in the first pass's time.
-        var fullReadingEvery = 3
         /// Sessions followed at once; beyond, the oldest are forgotten.
         var sessions = 2_000
     }
@@ -93,13 +88,10 @@ final class CameraScans: Sendable {
         }
     }
 
-    /// Whether the frame of `session` now in flight is one to read in full
-    /// (``Limits/fullReadingEvery``): the third, the sixth, …
-    func readsInFull(_ session: String) -> Bool {
-        readings.withLock { readings in
-            guard let frames = readings[session]?.frames, limits.fullReadingEvery > 0 else { return false }
-            return frames % limits.fullReadingEvery == 0
-        }
+    /// The number of the frame of `session` now in flight (1 for the first; 0 with none): how
+    /// it is read (``CardScanner/forCameraFrame(_:)``).
+    func frameInFlight(_ session: String) -> Int {
+        readings.withLock { readings in readings[session]?.frames ?? 0 }
     }
 
     /// Counts a frame's reading (nil: the frame could not be read) and says where the vote stands.

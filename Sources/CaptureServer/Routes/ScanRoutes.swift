@@ -117,21 +117,13 @@ struct ScanRoutes {
             return try await body()
         }
 
-        /// Decodes a frame within `limits` and scans it, on the pool: with the first pass alone
-        /// (``CardScanner/Configuration/firstPassOnly``), or, `inFull`, with the whole scan
-        /// within ``fullFrameBudget``.
-        func scanFrame(_ bytes: [UInt8], limits: ImageLimits, inFull: Bool) async throws -> ScanResult {
-            let scanner = inFull ? fullFrameScanner : firstPassScanner
+        /// Decodes a camera's frame number `frame` (1 for the first) within `limits` and scans
+        /// it as a camera's frames are read (``CardScanner/forCameraFrame(_:)``: the first pass
+        /// alone, every third frame the whole scan within a budget), on the pool.
+        func scanFrame(_ bytes: [UInt8], limits: ImageLimits, frame: Int) async throws -> ScanResult {
+            let scanner = scanner.forCameraFrame(frame)
             return try await pool.runIfActive { try scanner.scan(imageData: bytes, limits: limits) }
         }
-
-        /// How long a camera frame read in full may search for the number: the page waits for
-        /// each answer before it sends the next frame.
-        static let fullFrameBudget: Duration = .milliseconds(1500)
-        /// The scanner of most camera frames: the first pass alone, bounded in time.
-        private var firstPassScanner: CardScanner { scanner.searching(firstPassOnly: true, timeBudget: nil) }
-        /// The scanner of the frames read in full (``CameraScans/Limits/fullReadingEvery``).
-        private var fullFrameScanner: CardScanner { scanner.searching(firstPassOnly: false, timeBudget: Self.fullFrameBudget) }
 
         /// Scans PNG or JPEG bytes on the pool.
         func scan(_ bytes: [UInt8]) async throws -> ScanResult {
