@@ -12,30 +12,40 @@ extension ScanCommand {
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("capture-frames-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: temporary) }
         let paths = try framePaths(cuttingVideosInto: temporary)
+        // Without --first-pass or --time-budget, the frames are read as the hosted page's camera
+        // reads them: one at a time, in order, each by the first pass alone, or by the whole scan
+        // within a budget after a frame the first pass read no number on.
         let asCamera = !firstPass && timeBudget == nil
         let scanner = try engine.makeScanner(
-            workers: min(jobs ?? Terminal.coreCount, paths.count),
+            workers: asCamera ? 1 : min(jobs ?? Terminal.coreCount, paths.count),
             timeBudget: timeBudget.map { .milliseconds($0) },
             firstPassOnly: firstPass,
             acceptsTestNumbers: !refuseTestNumbers
         )
-        // Every frame is read (in parallel), then counted in order, as a camera would send them.
         var outcomes = [ScanOutcome?](repeating: nil, count: paths.count)
-        await withTaskGroup(of: (Int, ScanOutcome).self) { group in
-            var next = 0
-            func startNext() {
-                guard next < paths.count else { return }
-                let (index, path) = (next, paths[next])
-                next += 1
-                // As the hosted page's camera reads them: the first pass alone, every third
-                // frame in full within a budget; or all as --first-pass and --time-budget say.
-                let reader = asCamera ? scanner.forCameraFrame(index + 1) : scanner
-                group.addTask { (index, ScanOutcome(file: path) { try reader.scan(contentsOf: path) }) }
-            }
-            for _ in 0..<min(jobs ?? Terminal.coreCount, paths.count) { startNext() }
-            for await (index, outcome) in group {
+        if asCamera {
+            var firstPassMissed = false
+            for (index, path) in paths.enumerated() {
+                let reader = scanner.forCameraFrame(afterFirstPassMiss: firstPassMissed)
+                let outcome = ScanOutcome(file: path) { try reader.scan(contentsOf: path) }
+                firstPassMissed = reader.configuration.firstPassOnly && (try? outcome.result.get())?.status != .found
                 outcomes[index] = outcome
-                startNext()
+            }
+        } else {
+            // Every frame is read (in parallel), then counted in order, as a camera would send them.
+            await withTaskGroup(of: (Int, ScanOutcome).self) { group in
+                var next = 0
+                func startNext() {
+                    guard next < paths.count else { return }
+                    let (index, path) = (next, paths[next])
+                    next += 1
+                    group.addTask { (index, ScanOutcome(file: path) { try scanner.scan(contentsOf: path) }) }
+                }
+                for _ in 0..<min(jobs ?? Terminal.coreCount, paths.count) { startNext() }
+                for await (index, outcome) in group {
+                    outcomes[index] = outcome
+                    startNext()
+                }
             }
         }
         var vote = FrameVote()

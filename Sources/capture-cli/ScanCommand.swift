@@ -53,9 +53,10 @@ struct ScanCommand: AsyncParsableCommand {
             with what the scan did read as defaults (unverified digits typed in, to correct); Ctrl-D \
             keeps the scan's result, Ctrl-C stops. With --frames, the pictures are frames of one card \
             (or one video file, cut into frames by ffmpeg) read as the hosted page's camera reads them \
-            (the first pass alone, every third frame the whole scan within 1.5 s, unless --first-pass or \
-            --time-budget is given) and together: a number is taken when two frames agree, or one frame \
-            both engines read surely, and one line says how many agreed.
+            (in order, by the first pass alone, or by the whole scan within 1.5 s after a frame the first \
+            pass read no number on; unless --first-pass or --time-budget is given) and together: a number \
+            is taken when two frames agree, or one frame both engines read surely, and one line says how \
+            many agreed.
             Exit status: 0 when every image gave a number, 1 when some did not, 2 on an error or bad usage.
             """
     )

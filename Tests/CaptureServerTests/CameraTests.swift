@@ -155,25 +155,32 @@ struct CameraTests {
         }
     }
 
-    @Test("every third frame of a camera is read by the whole scan within a budget, the others by the first pass alone")
+    @Test("a camera's frame is read by the first pass alone, or by the whole scan within a budget after a frame the first pass read no number on")
     func fullReadings() throws {
         let camera = CameraScans()
-        #expect(camera.frameInFlight("cs_a") == 0)
-        var numbers: [Int] = []
-        for _ in 0..<4 {
+        let found = ScanResult(status: .found, pan: try PAN("4242424242424242"), expiry: nil, confidence: 0.95, milliseconds: 1)
+        let missed = ScanResult(status: .notFound, pan: nil, expiry: nil, confidence: 0, milliseconds: 1)
+        // (what the frame read, or nil when it could not be read) -> whether the frame after it is read in full
+        let frames: [ScanResult?] = [found, missed, missed, missed, found, nil, found]
+        var inFull: [Bool] = []
+        for result in frames {
             guard case .success(nil) = camera.admit("cs_a") else {
                 Issue.record("frame refused")
                 return
             }
-            numbers.append(camera.frameInFlight("cs_a"))
-            _ = camera.record("cs_a", nil)
+            let whole = camera.readsInFull("cs_a")
+            inFull.append(whole)
+            _ = camera.record("cs_a", result, inFull: whole)
         }
-        #expect(numbers == [1, 2, 3, 4])
+        // First pass; first pass (after a number); whole (after a miss); first pass (after a whole
+        // reading, even one that missed); whole; first pass; whole (after an unreadable frame).
+        #expect(inFull == [false, false, true, false, true, false, true])
         let scanner = try CardScanner()
-        let routes = (1...7).map { scanner.forCameraFrame($0).configuration }
-        #expect(routes.map(\.firstPassOnly) == [true, true, false, true, true, false, true])
-        #expect(routes.map(\.timeBudget) == [nil, nil, CardScanner.fullFrameBudget, nil, nil, CardScanner.fullFrameBudget, nil])
-        // The scanner it came from keeps its own search.
+        let first = scanner.forCameraFrame(afterFirstPassMiss: false).configuration
+        let whole = scanner.forCameraFrame(afterFirstPassMiss: true).configuration
+        #expect(first.firstPassOnly && first.timeBudget == nil)
+        #expect(!whole.firstPassOnly && whole.timeBudget == CardScanner.fullFrameBudget)
+        // The scanner they came from keeps its own search.
         #expect(!scanner.configuration.firstPassOnly && scanner.configuration.timeBudget == nil)
     }
 }

@@ -46,6 +46,8 @@ final class CameraScans: Sendable {
         var inFlight = false
         /// Frames counted since the number was agreed without a date.
         var sinceNumber = 0
+        /// Whether the last frame counted was read by the first pass alone and gave no number.
+        var firstPassMissed = false
         /// The answer once the card is accepted: given again to any later frame.
         var accepted: Accepted?
     }
@@ -88,20 +90,22 @@ final class CameraScans: Sendable {
         }
     }
 
-    /// The number of the frame of `session` now in flight (1 for the first; 0 with none): how
-    /// it is read (``CardScanner/forCameraFrame(_:)``).
-    func frameInFlight(_ session: String) -> Int {
-        readings.withLock { readings in readings[session]?.frames ?? 0 }
+    /// Whether the frame of `session` now in flight is read by the whole scan: the frame before
+    /// it was read by the first pass alone and gave no number (``CardScanner/forCameraFrame(afterFirstPassMiss:)``).
+    func readsInFull(_ session: String) -> Bool {
+        readings.withLock { readings in readings[session]?.firstPassMissed ?? false }
     }
 
-    /// Counts a frame's reading (nil: the frame could not be read) and says where the vote stands.
-    func record(_ session: String, _ result: ScanResult?, now: ContinuousClock.Instant = .now) -> Standing {
+    /// Counts a frame's reading (nil: the frame could not be read; `inFull`: it was read by the
+    /// whole scan) and says where the vote stands.
+    func record(_ session: String, _ result: ScanResult?, inFull: Bool = false, now: ContinuousClock.Instant = .now) -> Standing {
         readings.withLock { readings in
             guard var reading = readings[session] else { return .reading(frames: 0, numberRead: false) }
             reading.inFlight = false
             defer { readings[session] = reading }
             if let result { reading.vote.add(result) }
             let numberRead = result?.status == .found
+            reading.firstPassMissed = !inFull && !numberRead
             guard let agreed = reading.vote.accepted else { return .reading(frames: reading.frames, numberRead: numberRead) }
             if agreed.expiry == nil && reading.sinceNumber < limits.framesForDate {
                 reading.sinceNumber += 1

@@ -8,8 +8,8 @@ import Tokenizer
 
 /// The hosted page's live camera: `POST /pay/{id}/frames`, one frame (JPEG, about 1000 pixels
 /// wide) at a time with the form's token. The server reads each frame (by the scanner's first
-/// pass, bounded in time; every third by the whole scan, within a budget:
-/// ``CardScanner/forCameraFrame(_:)``) and votes
+/// pass, bounded in time; after a frame the first pass read no number on, by the whole scan
+/// within a budget: ``CardScanner/forCameraFrame(afterFirstPassMiss:)``) and votes
 /// (``CameraScans``); once frames agree, the card is recorded in the vault as a scan bound to
 /// the session, and the page gets what a buyer checks (brand, last four digits, expiry) and a
 /// reference the form pays with. The number never goes to the page.
@@ -79,7 +79,7 @@ extension CheckoutPageRoutes {
             break
         }
         let limit = camera.limits.frame.maxBytes
-        let frame = camera.frameInFlight(id)
+        let inFull = camera.readsInFull(id)
         let result: ScanResult?
         do {
             result = try await scanning.holdingFramePlace(session: id) {
@@ -91,7 +91,7 @@ extension CheckoutPageRoutes {
                 )
                 let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: tooLarge).readableBytesView)
                 do {
-                    let read = try await scanning.scanFrame(bytes, limits: camera.limits.frame, frame: frame)
+                    let read = try await scanning.scanFrame(bytes, limits: camera.limits.frame, inFull: inFull)
                     metrics.cameraFrame(outcome: read.status.rawValue)
                     return read
                 } catch let error as OCRError {
@@ -105,7 +105,7 @@ extension CheckoutPageRoutes {
             camera.release(id)
             throw error
         }
-        switch camera.record(id, result) {
+        switch camera.record(id, result, inFull: inFull) {
         case .reading(let frames, let numberRead):
             let message =
                 result?.status == .specimen

@@ -117,11 +117,11 @@ struct ScanRoutes {
             return try await body()
         }
 
-        /// Decodes a camera's frame number `frame` (1 for the first) within `limits` and scans
-        /// it as a camera's frames are read (``CardScanner/forCameraFrame(_:)``: the first pass
-        /// alone, every third frame the whole scan within a budget), on the pool.
-        func scanFrame(_ bytes: [UInt8], limits: ImageLimits, frame: Int) async throws -> ScanResult {
-            let scanner = scanner.forCameraFrame(frame)
+        /// Decodes a camera's frame within `limits` and scans it as a camera's frames are read
+        /// (``CardScanner/forCameraFrame(afterFirstPassMiss:)``: the first pass alone, or, `inFull`,
+        /// the whole scan within a budget), on the pool.
+        func scanFrame(_ bytes: [UInt8], limits: ImageLimits, inFull: Bool) async throws -> ScanResult {
+            let scanner = scanner.forCameraFrame(afterFirstPassMiss: inFull)
             return try await pool.runIfActive { try scanner.scan(imageData: bytes, limits: limits) }
         }
 

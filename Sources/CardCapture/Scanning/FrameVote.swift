@@ -96,21 +96,19 @@ public struct FrameVote: Sendable {
 }
 
 extension CardScanner {
-    /// Every this many frames of a camera, one is read by the whole scan; the others by the
-    /// first pass alone (``Configuration/firstPassOnly``): most frames are answered in the first
-    /// pass's time, and a card only the fallback reads (a card in perspective, its number split
-    /// by line art) is still read.
-    public static let fullFrameEvery = 3
     /// How long a frame read by the whole scan may search for the number: the page waits for
     /// each answer before it sends the next frame.
     public static let fullFrameBudget: Duration = .milliseconds(1500)
 
-    /// The scanner of a live camera's frame number `frame` (1 for the first): this one searching
-    /// by the first pass alone, or, every ``fullFrameEvery`` frames (the third, the sixth, …),
-    /// in full within ``fullFrameBudget``. The hosted page's camera and `capture-cli scan
-    /// --frames` read their frames so.
-    public func forCameraFrame(_ frame: Int) -> CardScanner {
-        frame > 0 && frame % Self.fullFrameEvery == 0
+    /// The scanner of a live camera's next frame: this one searching by the first pass alone
+    /// (``Configuration/firstPassOnly``), or, when the frame before was read by the first pass and
+    /// gave no number (`afterFirstPassMiss`), by the whole scan within ``fullFrameBudget``. A card
+    /// the first pass reads is read at the first pass's pace; one only the fallback reads (a card
+    /// in perspective or on its side, its number split by line art) gets every other frame read
+    /// in full, whose time stays bounded. The hosted page's camera and `capture-cli scan --frames`
+    /// read their frames so.
+    public func forCameraFrame(afterFirstPassMiss: Bool) -> CardScanner {
+        afterFirstPassMiss
             ? searching(firstPassOnly: false, timeBudget: Self.fullFrameBudget)
             : searching(firstPassOnly: true, timeBudget: nil)
     }
