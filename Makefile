@@ -5,7 +5,7 @@
 SWIFT ?= swift
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: deps test-deps build release run test lint format bench bench-api fixtures model model-learned clean
+.PHONY: deps test-deps build release run test lint format bench bench-api fixtures model model-learned model-rows clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -46,6 +46,11 @@ model: deps
 
 model-learned: deps
 	bash scripts/model/learned/make_learned.sh
+
+# The first-pass number-row detector (not yet used by the scanner; Models/README.md, number-rows.onnx):
+# trained on ../shared/cards-train2 into .model-work/rows (about 32 minutes on one thread; resumable).
+model-rows: deps
+	bash scripts/model/rows/make_rows.sh
 
 # The API under load (wrk): token creations and transactions per second against GET /healthz, on
 # SQLite, PostgreSQL with one server and with two, and pgbench -N on the same cluster.

@@ -11,7 +11,15 @@
 # Nothing is written into Models/.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-py=${VENV:-.model-work/learned/venv}/bin/python
+venv=${VENV:-.model-work/learned/venv}
+py=$venv/bin/python
+# The learned recognizer's venv (scripts/model/learned/make_learned.sh), made here when missing: the
+# same pinned packages from PyPI.
+if [ ! -x "$py" ]; then
+    "${PYTHON:-python3}" -m venv "$venv"
+    "$py" -m pip install -q --upgrade pip
+    "$py" -m pip install -q torch==2.15.0 onnx==1.23.2 openvino==2026.4.1 numpy==2.4.6 pillow==13.0.0
+fi
 w=.model-work/rows
 r=scripts/model/rows
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
