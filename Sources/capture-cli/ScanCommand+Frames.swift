@@ -28,7 +28,7 @@ extension ScanCommand {
             for (index, path) in paths.enumerated() {
                 let reader = scanner.forCameraFrame(afterFirstPassMiss: firstPassMissed)
                 let outcome = ScanOutcome(file: path) { try reader.scan(contentsOf: path) }
-                firstPassMissed = reader.configuration.firstPassOnly && (try? outcome.result.get())?.status != .found
+                firstPassMissed = CardScanner.firstPassMissed(try? outcome.result.get(), inFull: firstPassMissed)
                 outcomes[index] = outcome
             }
         } else {

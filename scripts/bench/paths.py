@@ -12,20 +12,7 @@ is named and makes the exit status 1.
 import json
 import sys
 
-
-def percentile(values, share):
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
-def median(values):
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+from stages import median, percentile
 
 
 def load(path):

@@ -105,7 +105,7 @@ final class CameraScans: Sendable {
             defer { readings[session] = reading }
             if let result { reading.vote.add(result) }
             let numberRead = result?.status == .found
-            reading.firstPassMissed = !inFull && !numberRead
+            reading.firstPassMissed = CardScanner.firstPassMissed(result, inFull: inFull)
             guard let agreed = reading.vote.accepted else { return .reading(frames: reading.frames, numberRead: numberRead) }
             if agreed.expiry == nil && reading.sinceNumber < limits.framesForDate {
                 reading.sinceNumber += 1

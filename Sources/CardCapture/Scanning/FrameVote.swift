@@ -112,4 +112,11 @@ extension CardScanner {
             ? searching(firstPassOnly: false, timeBudget: Self.fullFrameBudget)
             : searching(firstPassOnly: true, timeBudget: nil)
     }
+
+    /// Whether a camera's frame was a first-pass miss, so that the next is read in full
+    /// (``forCameraFrame(afterFirstPassMiss:)``): read by the first pass alone (not `inFull`), it
+    /// gave no number (nil: it could not be read).
+    public static func firstPassMissed(_ result: ScanResult?, inFull: Bool) -> Bool {
+        !inFull && result?.status != .found
+    }
 }
