@@ -47,8 +47,9 @@ model: deps
 model-learned: deps
 	bash scripts/model/learned/make_learned.sh
 
-# The first-pass number-row detector (not yet used by the scanner; Models/README.md, number-rows.onnx):
-# trained on ../shared/cards-train2 into .model-work/rows (about 32 minutes on one thread; resumable).
+# The number-row detector that chooses the first look's view (Models/README.md, number-rows.onnx):
+# trained on ../shared/cards-train2 into .model-work/rows (about 32 minutes on one thread; resumable),
+# then copied to Models/number-rows.onnx by hand once its figures are checked.
 model-rows: deps
 	bash scripts/model/rows/make_rows.sh
 

@@ -248,4 +248,6 @@ public enum LearnedModels {
     public static var cardDigitsPath: String { projectFolder + "/card-digits.onnx" }
     /// Its character table.
     public static var cardDigitsKeysPath: String { projectFolder + "/card-digits.keys.txt" }
+    /// The project's number-row detector (``NumberRowDetector``), trained on real photos of cards.
+    public static var numberRowsPath: String { projectFolder + "/number-rows.onnx" }
 }

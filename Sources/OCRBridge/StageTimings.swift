@@ -21,6 +21,8 @@ public final class StageTimings: Sendable {
         case decode
         /// Finding the card's outline in the picture (the classic edge locator).
         case locate
+        /// The project's number-row detector finding the card's number row in the picture.
+        case findRows = "find_rows"
         /// The learned text detector finding lines on a card.
         case detect
         /// The project's card-digit recognizer.

@@ -83,7 +83,7 @@ struct ScanCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "With --json, give each scan's time by stage, and say on standard error how long the engines took to load.",
             discussion:
-                "\"timings\" holds each stage's milliseconds and calls (decode, locate, detect, read_digits, read_text, tesseract) and \"otherMs\", the scanner's own work; \"phases\" the milliseconds of each part of the scan (number, expiry, holder, specimen, tesseract_route), which hold the stages. The load is in no scan's \"ms\"."
+                "\"timings\" holds each stage's milliseconds and calls (decode, locate, find_rows, detect, read_digits, read_text, tesseract) and \"otherMs\", the scanner's own work; \"phases\" the milliseconds of each part of the scan (number, expiry, holder, specimen, tesseract_route), which hold the stages. The load is in no scan's \"ms\"."
         )
     )
     var timings = false

@@ -62,7 +62,7 @@ struct ScanCommandTests {
         // The learned route found the number: the file was decoded once, the card's outline
         // looked for, the text detector and the card-digit network run.
         #expect(stages["decode"]?["calls"] as? Int == 1)
-        for stage in ["locate", "detect", "read_digits"] {
+        for stage in ["locate", "find_rows", "detect", "read_digits"] {
             #expect((stages[stage]?["calls"] as? Int ?? 0) >= 1, "no \(stage) in \(stages)")
             #expect((stages[stage]?["ms"] as? Double ?? 0) > 0)
         }

@@ -7,7 +7,7 @@ milliseconds and calls, and the pictures' totals, from `capture-cli scan --json 
 import json
 import sys
 
-STAGES = ["decode", "locate", "detect", "read_digits", "read_text", "tesseract"]
+STAGES = ["decode", "locate", "find_rows", "detect", "read_digits", "read_text", "tesseract"]
 
 
 def percentile(values, share):

@@ -100,7 +100,8 @@ extension CardScanner {
         }
         var zoomOn: (region: Box, frame: Bitmap)?
         let numberStart = ContinuousClock.now
-        for hypothesis in hypotheses(for: grey, wholeAsItLies: true) {
+        let views = try ordered(hypotheses(for: grey, wholeAsItLies: true), in: grey, by: learned.numberRows)
+        for hypothesis in views {
             guard let card = hypothesis.makeCard() else { continue }
             let seen = try look(at: card)
             consider(seen, card: card, outline: hypothesis.outline)

@@ -3,7 +3,8 @@ import Synchronization
 
 /// The learned models the scanner reads with, all on OpenVINO: a text detector that finds the
 /// lines on a card, the project's card-digit recognizer that reads number rows and dates
-/// (`Models/card-digits.onnx`), and PP-OCRv4's general recognizer, a second and independent
+/// (`Models/card-digits.onnx`), the project's number-row detector (`Models/number-rows.onnx`),
+/// and PP-OCRv4's general recognizer, a second and independent
 /// reader of the number and the reader of labels. Compiled once per process and shared by every
 /// scanner and worker (each borrows its own inference requests).
 public struct LearnedEngine: Sendable {
@@ -12,11 +13,14 @@ public struct LearnedEngine: Sendable {
     public let digits: LineRecognizer
     /// PP-OCRv4's recognizer: 6,624 characters, never trained on cards.
     public let text: LineRecognizer
+    /// The project's number-row detector: where in a whole photo the card's number runs.
+    public let numberRows: NumberRowDetector
 
-    public init(detector: TextDetector, digits: LineRecognizer, text: LineRecognizer) {
+    public init(detector: TextDetector, digits: LineRecognizer, text: LineRecognizer, numberRows: NumberRowDetector) {
         self.detector = detector
         self.digits = digits
         self.text = text
+        self.numberRows = numberRows
     }
 
     private static let loaded = Mutex<[OpenVINOModel.Parallelism: LearnedEngine]>([:])
@@ -44,7 +48,8 @@ public struct LearnedEngine: Sendable {
                 let made = LearnedEngine(
                     detector: try TextDetector(configuration: .init(parallelism: parallelism)),
                     digits: try LineRecognizer(configuration: digits),
-                    text: try LineRecognizer(configuration: .init(parallelism: parallelism))
+                    text: try LineRecognizer(configuration: .init(parallelism: parallelism)),
+                    numberRows: try NumberRowDetector(parallelism: parallelism)
                 )
                 engines[parallelism] = made
                 return .success(made)
