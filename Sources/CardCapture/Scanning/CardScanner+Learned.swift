@@ -426,8 +426,19 @@ extension CardScanner {
         // Widest first: the number is the widest row of the band on nearly every card, and the
         // rows above it (a chip's edge, a bank's name, a logo) read as digits by the card-digit
         // network cost as many readings each as the number itself.
-        let bandRows = look.rows.filter { band.contains($0.box.midY) && $0.box.width * 2 >= $0.box.height * 3 }
-        for (index, row) in bandRows.sorted(by: { $0.box.width > $1.box.width }).enumerated() {
+        var bandRows = look.rows.filter { band.contains($0.box.midY) && $0.box.width * 2 >= $0.box.height * 3 }
+            .sorted { $0.box.width > $1.box.width }
+        // The number-row detector's row on this card: the band's rows on it are read first, or
+        // its own box where the text detector found none there (it split the number, or lost it).
+        if let found = try learned.numberRows.rows(in: card).first(where: Self.levelNumberRow) {
+            let onIt = { (row: LearnedRow) in Double(found.box.y)...Double(found.box.maxY) ~= row.box.midY }
+            if bandRows.contains(where: onIt) {
+                bandRows = bandRows.filter(onIt) + bandRows.filter { !onIt($0) }
+            } else if band.contains(found.box.midY) {
+                bandRows.insert(LearnedRow(box: found.box, pieces: [found.box]), at: 0)
+            }
+        }
+        for (index, row) in bandRows.enumerated() {
             // A picture full of text (a receipt, a letter) has dozens of rows: past the time
             // budget, the rows already read are enough.
             if index >= leastRows, search.isOver { break }
