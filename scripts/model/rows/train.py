@@ -15,6 +15,12 @@ Augmentation of each photo (cached grey, long side 400): letterbox fit times a z
 (30 %), JPEG quality 20-70 (30 %), Gaussian noise (30 %), horizontal mirror (--flip, default off: no gain
 on the validation part). The target is the labelled box carried through the same transform (a turned
 rectangle when turned), as the share of each 4 x 4 cell it covers.
+
+--turned P (default 0, the committed model): a share P of the photos is turned 90, 180 or 270 degrees first
+and has no row to find, so that the detector finds number rows the right way up only (the scanner could then
+tell a card on its side or upside down by which turn of the frame shows a row). Validation then also counts
+the validation photos, each turned once, on which any row is found ("turned_found"), and the best step is
+the one with the most IoU >= 0.7 less that share.
 """
 import argparse
 import io
@@ -38,6 +44,11 @@ import rows  # noqa: E402
 
 def sample(rng: random.Random, grey: np.ndarray, boxes, w: int, h: int, args, train: bool):
     """(input [1,h,w] float32, target [h/4,w/4] float32)."""
+    if train and args.turned > 0 and rng.random() < args.turned:
+        # The photo a quarter, half or three quarters turned: no number row to find (the detector
+        # learns to find rows the right way up only, and the scanner turns the frame to find one).
+        grey = np.ascontiguousarray(np.rot90(grey, rng.choice([1, 2, 3])))
+        boxes = []
     im = Image.fromarray(grey)
     W, H = im.size
     s = min(w / W, h / H)
@@ -87,6 +98,18 @@ def val_sample(grey: np.ndarray, boxes, w: int, h: int):
     return x[0], [[b[0] * s + ox, b[1] * s + oy, b[2] * s + ox, b[3] * s + oy] for b in boxes]
 
 
+def turned_rows(net, turned):
+    """Share of turned validation photos (inputs) on which any row candidate is found."""
+    net.eval()
+    found = 0
+    with torch.no_grad():
+        for k in range(0, len(turned), 16):
+            p = torch.sigmoid(net(torch.from_numpy(np.stack(turned[k:k + 16])))).numpy()[:, 0]
+            found += sum(1 for pm in p if rows.boxes_from_map(pm))
+    net.train()
+    return found / max(1, len(turned))
+
+
 def score_val(net, vals, w, h):
     """Share of validation photos with IoU >= 0.5 / >= 0.7 (best candidate vs its best label) and mean IoU."""
     net.eval()
@@ -118,6 +141,8 @@ def main() -> int:
     ap.add_argument("--width", type=float, default=1.0, help="channel multiplier of net.RowNet")
     ap.add_argument("--rot", type=float, default=10.0, help="rotation range, degrees")
     ap.add_argument("--flip", type=float, default=0.0, help="probability of a horizontal mirror (off: see Models/README.md, number-rows.onnx)")
+    ap.add_argument("--turned", type=float, default=0.0,
+                    help="probability that a photo is turned 90/180/270 degrees with no row to find (upright rows only)")
     ap.add_argument("--zoom-min", type=float, default=0.6)
     ap.add_argument("--zoom-max", type=float, default=1.15)
     ap.add_argument("--out", type=Path, required=True, help="run folder (checkpoints, log)")
@@ -154,7 +179,11 @@ def main() -> int:
         with open(rows.WORK / "cache-train.pkl", "rb") as fh:
             train = pickle.load(fh)
         with open(rows.WORK / "cache-val.pkl", "rb") as fh:
-            vals = [val_sample(g, bx, w, h) for _, g, bx in pickle.load(fh)]
+            photos = pickle.load(fh)
+        vals = [val_sample(g, bx, w, h) for _, g, bx in photos]
+        # Each validation photo turned 90, 180 or 270 degrees in turn: no row should be found there.
+        turned = [rows.letterbox(Image.fromarray(np.ascontiguousarray(np.rot90(g, 1 + i % 3))), w, h)[0][0]
+                  for i, (_, g, _) in enumerate(photos)] if args.turned > 0 else []
         print(f"train photos {len(train)}, validation photos {len(vals)}", flush=True)
         net.train()
         t0, run = time.time(), None
@@ -182,8 +211,10 @@ def main() -> int:
             if step % args.val_every == 0 or step == args.steps:
                 v = score_val(net, vals, w, h)
                 v["step"] = step
+                if turned:
+                    v["turned_found"] = turned_rows(net, turned)
                 log.append(v)
-                key = (v["iou70"], v["miou"])
+                key = (v["iou70"] - v.get("turned_found", 0.0), v["miou"])
                 if best is None or key > tuple(best[:2]):
                     best = [v["iou70"], v["miou"], step]
                     torch.save(net.state_dict(), args.out / "best.pt")
