@@ -147,33 +147,12 @@ public struct NumberRowDetector: Sendable {
 
     /// The row candidates of a probability map, best (largest sum) first.
     static func regions(in map: [Float], width: Int, height: Int) -> [Region] {
-        var label = [Int32](repeating: 0, count: map.count)
-        var found: [Region] = []
-        var next: Int32 = 0
-        for start in map.indices where map[start] > threshold && label[start] == 0 {
-            next += 1
-            label[start] = next
-            var stack = [start]
-            var cells: [Int] = []
-            while let at = stack.popLast() {
-                cells.append(at)
-                let x = at % width
-                let y = at / width
-                for ny in max(0, y - 1)...min(height - 1, y + 1) {
-                    for nx in max(0, x - 1)...min(width - 1, x + 1) {
-                        let neighbour = ny * width + nx
-                        if label[neighbour] == 0 && map[neighbour] > threshold {
-                            label[neighbour] = next
-                            stack.append(neighbour)
-                        }
-                    }
-                }
-            }
+        ProbabilityMap.regions(of: map, width: width, height: height, above: threshold).compactMap { cells in
             let peak = cells.map { map[$0] }.max() ?? 0
-            guard cells.count >= leastCells, peak >= leastPeak else { continue }
-            found.append(region(of: cells, in: map, width: width, height: height, peak: peak))
+            guard cells.count >= leastCells, peak >= leastPeak else { return nil }
+            return region(of: cells, in: map, width: width, height: height, peak: peak)
         }
-        return found.sorted { $0.score > $1.score }
+        .sorted { $0.score > $1.score }
     }
 
     /// A region's weighted centre, direction, length and thickness (a filled rectangle of length

@@ -142,22 +142,15 @@ public struct TextDetector: Sendable {
 
     /// The grown boxes of the regions above threshold in a probability map, top to bottom.
     static func regions(in map: [Float], width: Int, height: Int, configuration: Configuration) -> [Region] {
-        var label = [Int32](repeating: 0, count: map.count)
         var regions: [Region] = []
-        var stack: [Int] = []
-        var next: Int32 = 0
-        for start in map.indices where map[start] > configuration.threshold && label[start] == 0 {
-            next += 1
-            label[start] = next
-            stack.append(start)
+        for cells in ProbabilityMap.regions(of: map, width: width, height: height, above: configuration.threshold) {
             var minX = width
             var minY = height
             var maxX = 0
             var maxY = 0
             var sum: Float = 0
-            var count = 0
             var moments = (x: 0.0, y: 0.0, xx: 0.0, yy: 0.0, xy: 0.0)
-            while let at = stack.popLast() {
+            for at in cells {
                 let x = at % width
                 let y = at / width
                 moments.x += Double(x)
@@ -170,21 +163,8 @@ public struct TextDetector: Sendable {
                 minY = min(minY, y)
                 maxY = max(maxY, y)
                 sum += map[at]
-                count += 1
-                for dy in -1...1 {
-                    let ny = y + dy
-                    guard ny >= 0, ny < height else { continue }
-                    for dx in -1...1 {
-                        let nx = x + dx
-                        guard nx >= 0, nx < width else { continue }
-                        let neighbour = ny * width + nx
-                        if label[neighbour] == 0 && map[neighbour] > configuration.threshold {
-                            label[neighbour] = next
-                            stack.append(neighbour)
-                        }
-                    }
-                }
             }
+            let count = cells.count
             let boxWidth = Double(maxX - minX + 1)
             let boxHeight = Double(maxY - minY + 1)
             let score = Double(sum) / Double(count)
