@@ -89,10 +89,17 @@ extension CardScanner {
         // Past the time budget a look reads no further row, but the first look reads its
         // ``firstLookRows`` widest rows whatever the budget.
         var firstLook = true
-        func look(at card: Bitmap, detectorSide: Int? = nil) throws -> LearnedLook {
+        func look(at card: Bitmap, edgesKnown: Bool = true, detectorSide: Int? = nil) throws -> LearnedLook {
             let leastRows = firstLook ? Self.firstLookRows : 1
             firstLook = false
-            var look = try lookLearned(at: card, learned: learned, detectorSide: detectorSide, search: search, leastRows: leastRows)
+            var look = try lookLearned(
+                at: card,
+                learned: learned,
+                edgesKnown: edgesKnown,
+                detectorSide: detectorSide,
+                search: search,
+                leastRows: leastRows
+            )
             if let decided = look.decided, let engines, let row = look.numberRow {
                 look.decided = try checked(decided, on: card, row: row, with: engines, look: &look)
             }
@@ -103,7 +110,7 @@ extension CardScanner {
         let views = try ordered(hypotheses(for: grey, wholeAsItLies: true), in: grey, by: learned.numberRows)
         for hypothesis in views {
             guard let card = hypothesis.makeCard() else { continue }
-            let seen = try look(at: card)
+            let seen = try look(at: card, edgesKnown: hypothesis.outline != nil)
             consider(seen, card: card, outline: hypothesis.outline)
             guard searching() else { break }
             guard hypothesis.outline == nil, zoomOn == nil else { continue }
@@ -111,7 +118,7 @@ extension CardScanner {
             // gave the levelling too little to go by): the frame turned by the detector's lines.
             var frame = (look: seen, card: card)
             if let turned = Self.levelled(card, as: seen) {
-                frame = (try look(at: turned), turned)
+                frame = (try look(at: turned, edgesKnown: false), turned)
                 consider(frame.look, card: frame.card, outline: nil)
                 guard searching() else { break }
             }
@@ -123,17 +130,21 @@ extension CardScanner {
         // embossed number split and end differently, and a group it lost at one scale it can
         // find at another.
         if let seen = best, searching() {
-            consider(try look(at: seen.card, detectorSide: Self.secondDetectorSide), card: seen.card, outline: seen.outline)
+            consider(
+                try look(at: seen.card, edgesKnown: seen.outline != nil, detectorSide: Self.secondDetectorSide),
+                card: seen.card,
+                outline: seen.outline
+            )
         }
         // A card small in the frame, its outline not found, where the whole frame showed digits:
         // the part of the frame holding text, enlarged to the card's width, read again.
         if searching(), let zoomOn, let zoomed = Self.zoomed(on: zoomOn.region, in: zoomOn.frame) {
-            let seen = try look(at: zoomed)
+            let seen = try look(at: zoomed, edgesKnown: false)
             consider(seen, card: zoomed, outline: nil)
             // Enlarged, a card in perspective shows how far its text slants (on the whole
             // frame the ground's lines outvote it): turned level and read again.
             if searching(), let turned = Self.levelled(zoomed, as: seen) {
-                consider(try look(at: turned), card: turned, outline: nil)
+                consider(try look(at: turned, edgesKnown: false), card: turned, outline: nil)
             }
         }
         // A card lying across the frame, its number running up or down: the whole frame a
@@ -146,7 +157,7 @@ extension CardScanner {
                 Self.levelled(grey, quarterTurns: turns, deskewRange: Self.wideDeskew).map { ($0, nil, false) }
             }
             if let best { turns.append((best.card.turned(quarterTurns: 2), best.outline, true)) }
-            var looks = try turns.map { try look(at: $0.card) }
+            var looks = try turns.map { try look(at: $0.card, edgesKnown: $0.outline != nil) }
             for index in looks.indices where turns[index].halfTurn {
                 if let decided = looks[index].decided, !Self.readByBoth(decided, in: looks[index]) { looks[index].decided = nil }
             }
@@ -411,6 +422,7 @@ extension CardScanner {
     func lookLearned(
         at card: Bitmap,
         learned: LearnedEngine,
+        edgesKnown: Bool = true,
         detectorSide: Int? = nil,
         search: Search,
         leastRows: Int = 1
@@ -430,7 +442,8 @@ extension CardScanner {
             .sorted { $0.box.width > $1.box.width }
         // The number-row detector's row on this card: the band's rows on it are read first, or
         // its own box where the text detector found none there (it split the number, or lost it).
-        if let found = try learned.numberRows.rows(in: card).first(where: Self.levelNumberRow) {
+        let found = try learned.numberRows.rows(in: card).first(where: Self.levelNumberRow)
+        if let found {
             let onIt = { (row: LearnedRow) in Double(found.box.y)...Double(found.box.maxY) ~= row.box.midY }
             if bandRows.contains(where: onIt) {
                 bandRows = bandRows.filter(onIt) + bandRows.filter { !onIt($0) }
@@ -447,7 +460,22 @@ extension CardScanner {
             // The detector often stops short of an embossed number's first or last digit, or
             // misses a group: the row is read as found, a little taller and shorter, and across
             // the card's width as well.
-            let across = Box(x: card.width / 40, y: row.box.y, width: card.width * 38 / 40, height: row.box.height)
+            var across = Box(x: card.width / 40, y: row.box.y, width: card.width * 38 / 40, height: row.box.height)
+            // On a whole frame the card's edges are not known, and a crop across the frame
+            // reads them, and the ground beyond, as digits beside the number: where the
+            // number-row detector found this row, the row is read across its extent widened
+            // by ``rowReach`` of its height each side (the first digits of a group it cut
+            // off lie within that), and a lone mark beyond its ends, a digit's height or more
+            // from the number (further than the gap between two groups), is an edge.
+            var rowEnds: ClosedRange<Double>?
+            if !edgesKnown, let found, Double(found.box.y)...Double(found.box.maxY) ~= row.box.midY {
+                let reach = Int(Double(found.box.height) * Self.rowReach)
+                let left = max(0, min(found.box.x, row.box.x) - reach)
+                let right = min(card.width, max(found.box.maxX, row.box.maxX) + reach)
+                across = Box(x: left, y: row.box.y, width: right - left, height: row.box.height)
+                let slack = Double(found.box.height) / 4
+                rowEnds = (Double(min(found.box.x, row.box.x)) - slack)...(Double(max(found.box.maxX, row.box.maxX)) + slack)
+            }
             let taller = Box(x: row.box.x, y: row.box.y - row.box.height / 8, width: row.box.width, height: row.box.height * 5 / 4)
             let shorter = Box(x: row.box.x, y: row.box.y + row.box.height / 10, width: row.box.width, height: row.box.height * 4 / 5)
             // The detector also stops short of a group on line art or a hologram: the row
@@ -477,8 +505,9 @@ extension CardScanner {
                 let left = max(0, box.x - Self.learnedMargin(of: box))
                 let edge = Double(card.width) * Self.cardEdgeShare
                 let reaches = Double(left) < edge || Double(left + image.width) > Double(card.width) - edge
-                let inner = (edge - Double(left))...(Double(card.width) - edge - Double(left))
-                let reading = PANDecoder.read(line, inner: reaches ? inner : nil)
+                var inner: ClosedRange<Double>? = reaches ? (edge - Double(left))...(Double(card.width) - edge - Double(left)) : nil
+                if let rowEnds { inner = (rowEnds.lowerBound - Double(left))...(rowEnds.upperBound - Double(left)) }
+                let reading = PANDecoder.read(line, inner: inner)
                 rowRuns += reading.runs
                 rowCandidates += reading.candidates.map { $0.from(source) }
                 rowFailing += reading.failing
@@ -541,6 +570,10 @@ extension CardScanner {
     /// How far in from the card's left and right edges (a share of its width) no card prints
     /// its number: a lone mark a crop picks up there is the edge (``PANDecoder/read(_:inner:)``).
     static let cardEdgeShare = 0.06
+
+    /// How far past the number-row detector's row (a share of its height, each side) a whole
+    /// frame's row is read across (``lookLearned(at:learned:edgesKnown:detectorSide:search:leastRows:)``).
+    static let rowReach = 1.0
 
     /// The least confidence (the weakest digit's probability) at which one reading of a row by
     /// one network is reported on its own.
