@@ -118,6 +118,14 @@ struct NumberRowTests {
         #expect(!CardScanner.holds(outline, Self.row(x: 300, y: 260, degrees: 45)))
         #expect(!CardScanner.holds(outline, Self.row(x: 300, y: 400)))
         #expect(!CardScanner.holds(outline, Self.row(x: 560, y: 260)))
+        // The outline (400 pixels wide) holds the whole of a 300-pixel row in its middle; a
+        // row running on past its side is cut: the outline is a panel of the card, or the
+        // detector carried the row into the ground.
+        #expect(CardScanner.place(of: Self.row(x: 300, y: 260), on: outline) == .holds)
+        #expect(CardScanner.place(of: Self.row(x: 420, y: 260), on: outline) == .cuts)
+        #expect(CardScanner.place(of: Self.row(x: 180, y: 260), on: outline) == .cuts)
+        #expect(CardScanner.place(of: Self.row(x: 300, y: 260, length: 500), on: outline) == .cuts)
+        #expect(CardScanner.place(of: Self.row(x: 560, y: 260), on: outline) == .apart)
     }
 
     @Test("what chooses the view: a sure, long, level row; on a straightened card, a longer and more level one")

@@ -71,6 +71,9 @@ extension CardScanner {
         var best: (look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?)?
         // The best look that is not a half turn: the one Tesseract's route may read after.
         var upright: (seen: Int, hypothesis: Hypothesis)?
+        // The outlines that cut the frame's number row (``Hypothesis/cutsNumberRow``): no look at
+        // their cards settles that the number fails the check.
+        var cutting: [CardLocator.Outline] = []
         func consider(_ look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?, halfTurn: Bool = false) {
             evidence.candidates += look.candidates
             evidence.failing += look.failing
@@ -81,7 +84,7 @@ extension CardScanner {
             if !halfTurn, upright == nil || seen > upright!.seen {
                 upright = (seen, Hypothesis(outline: outline, quarterTurns: 0) { card })
             }
-            if look.failsPlainly { evidence.numberFailsPlainly = true }
+            if look.failsPlainly, !(outline.map(cutting.contains) ?? false) { evidence.numberFailsPlainly = true }
         }
         // Nothing decided yet, no look has settled that the number fails the check, and the
         // time budget lasts.
@@ -108,6 +111,7 @@ extension CardScanner {
         var zoomOn: (region: Box, frame: Bitmap)?
         let numberStart = ContinuousClock.now
         let views = try ordered(hypotheses(for: grey, wholeAsItLies: true), in: grey, by: learned.numberRows)
+        cutting = views.filter(\.cutsNumberRow).compactMap(\.outline)
         for hypothesis in views {
             guard let card = hypothesis.makeCard() else { continue }
             let seen = try look(at: card, edgesKnown: hypothesis.outline != nil)

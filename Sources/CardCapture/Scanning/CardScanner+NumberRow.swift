@@ -12,6 +12,10 @@ import Musl
 /// row on the card it straightens (the row found in the frame was then something else: a wood
 /// grain, a keyboard), and otherwise the whole frame comes first: the best outline is a panel of
 /// the card's design, its window, or a book beside it.
+///
+/// A card prints its whole number inside its edges: on an outline the row runs out of
+/// (``RowPlace/cuts``), a whole number read that fails the check digit may be part of the row
+/// (guail_10 of cards-dev: 16 digits of 19), and it does not end the search.
 extension CardScanner {
     /// The least score (``NumberRowDetector/Row/score``, the sum of its cells' probabilities) of
     /// a row that chooses the view: a row of 16 digits across a card filling a photo scores 200
@@ -37,6 +41,9 @@ extension CardScanner {
     func ordered(_ hypotheses: [Hypothesis], in grey: Bitmap, by detector: NumberRowDetector) throws -> [Hypothesis] {
         guard let row = try detector.rows(in: grey).first, Self.choosesView(row) else { return hypotheses }
         var ordered = hypotheses
+        for index in ordered.indices {
+            ordered[index].cutsNumberRow = ordered[index].outline.map { Self.place(of: row, on: $0) == .cuts } ?? false
+        }
         if let index = ordered.firstIndex(where: { $0.quarterTurns == 0 && $0.outline.map { Self.holds($0, row) } == true }) {
             ordered.insert(ordered.remove(at: index), at: 0)
             return ordered
@@ -45,20 +52,36 @@ extension CardScanner {
             let whole = ordered.firstIndex(where: { $0.outline == nil && $0.quarterTurns == 0 })
         else { return ordered }
         // The card made once: the first look reads it.
-        ordered[0] = Hypothesis(outline: best.outline, quarterTurns: best.quarterTurns) { card }
+        ordered[0] = Hypothesis(outline: best.outline, quarterTurns: best.quarterTurns, cutsNumberRow: best.cutsNumberRow) { card }
         if try detector.rows(in: card).contains(where: Self.levelNumberRow) { return ordered }
         ordered.insert(ordered.remove(at: whole), at: 0)
         return ordered
     }
 
-    /// Whether `outline`, straightened as it lies, has `row`'s middle inside it and the row
-    /// running across it (within 20 degrees of its long side).
-    static func holds(_ outline: CardLocator.Outline, _ row: NumberRowDetector.Row) -> Bool {
+    /// Where `row` lies on `outline`, straightened as it lies.
+    enum RowPlace {
+        /// The whole row on the card, running across it (within 20 degrees of its long side).
+        case holds
+        /// The row's middle on the card and running across it, but an end beyond its side
+        /// (by more than ``rowEndSlack``): the outline may have cut the card, or the detector
+        /// carried the row into the ground beside it (on busy grounds of the second generator
+        /// its ends lie up to a quarter of the card's width beyond the card).
+        case cuts
+        /// Elsewhere, or running another way.
+        case apart
+    }
+
+    /// How far (a share of the card's width) a row's end may lie beyond the outline's side
+    /// and still be held: the outline's corners and the detector's ends are a little off.
+    static let rowEndSlack = 0.02
+
+    /// Where `row` lies on `outline` (``RowPlace``).
+    static func place(of row: NumberRowDetector.Row, on outline: CardLocator.Outline) -> RowPlace {
         let card = [
             Point(x: 0, y: 0), Point(x: Double(cardWidth), y: 0),
             Point(x: Double(cardWidth), y: Double(cardHeight)), Point(x: 0, y: Double(cardHeight)),
         ]
-        guard let toCard = Homography(from: outline.corners(quarterTurns: 0), to: card) else { return false }
+        guard let toCard = Homography(from: outline.corners(quarterTurns: 0), to: card) else { return .apart }
         let radians = row.angle * .pi / 180
         let half = (x: cos(radians) * row.length / 2, y: sin(radians) * row.length / 2)
         let middle = toCard.apply(row.centre)
@@ -66,6 +89,15 @@ extension CardScanner {
         let end = toCard.apply(Point(x: row.centre.x + half.x, y: row.centre.y + half.y))
         let inside = (0...Double(cardWidth)).contains(middle.x) && (0...Double(cardHeight)).contains(middle.y)
         let across = abs(atan2(end.y - start.y, end.x - start.x)) * 180 / .pi <= 20
-        return inside && across
+        guard inside, across else { return .apart }
+        let slack = Double(cardWidth) * rowEndSlack
+        let widthways = -slack...(Double(cardWidth) + slack)
+        return widthways.contains(start.x) && widthways.contains(end.x) ? .holds : .cuts
+    }
+
+    /// Whether `outline` has `row`'s middle inside it and the row running across it (within 20
+    /// degrees of its long side): ``RowPlace/holds`` or ``RowPlace/cuts``.
+    static func holds(_ outline: CardLocator.Outline, _ row: NumberRowDetector.Row) -> Bool {
+        place(of: row, on: outline) != .apart
     }
 }
