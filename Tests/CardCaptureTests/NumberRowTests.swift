@@ -144,14 +144,14 @@ struct NumberRowTests {
     }
 
     @Test(
-        "on a whole frame, whose card edges are not known, the row is read across the detector's row and not the frame: the first pass reads these cards",
+        "on a whole frame, whose card edges are not known, what a crop across the frame reads beyond the detector's row is not the row's: the first pass reads these cards",
         arguments: ["h135-flat-diners.png", "h138-photo-discover.png", "t072-embossed-amex.png"]
     )
     func wholeFrameRow(_ file: String) async throws {
         // The first look at each is the whole frame (no outline holds the number row). Read
-        // across the frame, the crop took in the card's edges and the ground beside it as
+        // across the frame, the crop takes in the card's edges and the ground beside it as
         // digits next to the number, and the number, part of a longer run, was refused: the
-        // first pass read none of the three before the row's reach was the detector's.
+        // first pass read none of the three before the detector's row bounded the run.
         let entry = try #require(try FixtureManifest.load(folder: FixtureScanTests.folder).first { $0.file == file })
         let picture = try ImageDecoder().decode(contentsOf: "\(FixtureScanTests.folder)/\(file)")
         let firstPass = try CardScanner().searching(firstPassOnly: true, timeBudget: nil)

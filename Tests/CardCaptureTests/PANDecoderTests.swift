@@ -183,6 +183,28 @@ struct PANDecoderTests {
         #expect(PANDecoder.read(LineBuilder.line(["4111", "1111", "1111", "1111"], gap: 200)).candidates.isEmpty)
     }
 
+    @Test("on a whole frame, what lies beyond the number-row detector's row, further off than a group's gap, is not the row's")
+    func beyondTheRow() {
+        // Four groups 18 pixels apart (digits 40 high), the detector's row around them, and
+        // the ground or the card's edges read as digits 56 and 48 pixels beyond its ends.
+        let number = [(100, "4111"), (210, "1111"), (320, "1111"), (430, "1111")]
+        let row = 95.0...527.0
+        let junk = LineBuilder.line(placed: [(0, "21")] + number + [(570, "11")])
+        #expect(PANDecoder.read(junk).candidates.isEmpty)
+        #expect(PANDecoder.read(junk).runs.first?.count == 20)
+        #expect(PANDecoder.read(junk, row: row).runs == [[4] + Array(repeating: 1, count: 15)])
+        #expect(PANDecoder.read(junk, row: row).candidates.map(\.pan.revealed) == ["4111111111111111"])
+        // A group the detector cut off stands a group's gap from the number: still the row's,
+        // and the number without it is part of a longer row.
+        let cut = LineBuilder.line(placed: number + [(540, "598")])
+        let reading = PANDecoder.read(cut, row: row)
+        #expect(reading.runs.first?.count == 19)
+        #expect(!reading.candidates.contains { $0.pan.length == 16 })
+        #expect(PANDecoder.isPartOfLongerRun([4] + Array(repeating: 1, count: 15), runs: reading.runs))
+        // So is a lone digit right beside the row's end.
+        #expect(PANDecoder.read(LineBuilder.line(placed: number + [(540, "7")]), row: row).runs.first?.count == 17)
+    }
+
     @Test("a valid run inside a longer run of digits is not a number")
     func isolation() {
         // 4012 8888 8888 1 is a valid 13-digit Visa, but 881 follows right after it.

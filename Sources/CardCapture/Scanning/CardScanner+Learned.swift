@@ -464,19 +464,13 @@ extension CardScanner {
             // The detector often stops short of an embossed number's first or last digit, or
             // misses a group: the row is read as found, a little taller and shorter, and across
             // the card's width as well.
-            var across = Box(x: card.width / 40, y: row.box.y, width: card.width * 38 / 40, height: row.box.height)
+            let across = Box(x: card.width / 40, y: row.box.y, width: card.width * 38 / 40, height: row.box.height)
             // On a whole frame the card's edges are not known, and a crop across the frame
             // reads them, and the ground beyond, as digits beside the number: where the
-            // number-row detector found this row, the row is read across its extent widened
-            // by ``rowReach`` of its height each side (the first digits of a group it cut
-            // off lie within that), and a lone mark beyond its ends, a digit's height or more
-            // from the number (further than the gap between two groups), is an edge.
+            // number-row detector found this row, what lies beyond its ends is read as not the
+            // row's (``PANDecoder/read(_:inner:row:)``).
             var rowEnds: ClosedRange<Double>?
             if !edgesKnown, let found, Double(found.box.y)...Double(found.box.maxY) ~= row.box.midY {
-                let reach = Int(Double(found.box.height) * Self.rowReach)
-                let left = max(0, min(found.box.x, row.box.x) - reach)
-                let right = min(card.width, max(found.box.maxX, row.box.maxX) + reach)
-                across = Box(x: left, y: row.box.y, width: right - left, height: row.box.height)
                 let slack = Double(found.box.height) / 4
                 rowEnds = (Double(min(found.box.x, row.box.x)) - slack)...(Double(max(found.box.maxX, row.box.maxX)) + slack)
             }
@@ -509,9 +503,9 @@ extension CardScanner {
                 let left = max(0, box.x - Self.learnedMargin(of: box))
                 let edge = Double(card.width) * Self.cardEdgeShare
                 let reaches = Double(left) < edge || Double(left + image.width) > Double(card.width) - edge
-                var inner: ClosedRange<Double>? = reaches ? (edge - Double(left))...(Double(card.width) - edge - Double(left)) : nil
-                if let rowEnds { inner = (rowEnds.lowerBound - Double(left))...(rowEnds.upperBound - Double(left)) }
-                let reading = PANDecoder.read(line, inner: inner)
+                let inner = (edge - Double(left))...(Double(card.width) - edge - Double(left))
+                let onRow = rowEnds.map { ($0.lowerBound - Double(left))...($0.upperBound - Double(left)) }
+                let reading = PANDecoder.read(line, inner: reaches ? inner : nil, row: onRow)
                 rowRuns += reading.runs
                 rowCandidates += reading.candidates.map { $0.from(source) }
                 rowFailing += reading.failing
@@ -574,10 +568,6 @@ extension CardScanner {
     /// How far in from the card's left and right edges (a share of its width) no card prints
     /// its number: a lone mark a crop picks up there is the edge (``PANDecoder/read(_:inner:)``).
     static let cardEdgeShare = 0.06
-
-    /// How far past the number-row detector's row (a share of its height, each side) a whole
-    /// frame's row is read across (``lookLearned(at:learned:edgesKnown:detectorSide:search:leastRows:)``).
-    static let rowReach = 1.0
 
     /// The least confidence (the weakest digit's probability) at which one reading of a row by
     /// one network is reported on its own.

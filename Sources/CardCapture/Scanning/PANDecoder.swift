@@ -115,10 +115,20 @@ public enum PANDecoder {
     /// anywhere else may be what glare left of a group. When two windows of one line would both
     /// pass, neither is a candidate: the check digit would be choosing the extent.
     ///
-    /// - Parameter inner: where on the line the card's inside lies (in the line's pixels), for
-    ///   a crop that reaches the card's edges: a lone mark outside it is the edge. Nil for a crop
-    ///   inside the card: no mark beside a number is taken for a stray.
-    public static func read(_ line: RecognizedLine, inner: ClosedRange<Double>? = nil) -> LineReading {
+    /// - Parameters:
+    ///   - inner: where on the line the card's inside lies (in the line's pixels), for a crop
+    ///     that reaches the card's edges: a lone mark outside it is the edge. Nil for a crop
+    ///     inside the card: no mark beside a number is taken for a stray.
+    ///   - row: where a detector of whole number rows found the row (in the line's pixels), on a
+    ///     picture whose card edges are not known: anything wholly beyond it that stands
+    ///     ``strayHeights`` or more from the next piece inward (further than two groups of a
+    ///     number stand apart) is not part of the row, a mark of the ground or the card's edge.
+    ///     A group the detector cut off lies a group's gap from the number, and still counts.
+    public static func read(
+        _ line: RecognizedLine,
+        inner: ClosedRange<Double>? = nil,
+        row: ClosedRange<Double>? = nil
+    ) -> LineReading {
         let pieces = Self.pieces(of: line)
         let heights = pieces.flatMap { $0.slots.map(\.box.height) }.sorted()
         let digitHeight = Double(heights.isEmpty ? 0 : heights[heights.count / 2])
@@ -130,12 +140,20 @@ public enum PANDecoder {
             guard let inner, pieces[index].symbols == 1 else { return false }
             return Double(pieces[index].right) < inner.lowerBound || Double(pieces[index].left) > inner.upperBound
         }
+        /// Whether a piece lies wholly beyond the detector's row on the side `step` points to
+        /// (-1 leftward, +1 rightward).
+        func beyondRow(_ index: Int, step: Int) -> Bool {
+            guard let row else { return false }
+            return step < 0 ? Double(pieces[index].right) < row.lowerBound : Double(pieces[index].left) > row.upperBound
+        }
         /// Whether the window's edge at `inner`, with `outer` the next piece outward
         /// (`step` -1 leftward, +1 rightward), ends the row there.
         func endsRow(inner: Int, outer: Int, step: Int) -> Bool {
             guard pieces.indices.contains(outer) else { return true }
             let distance = step < 0 ? gap(outer, inner) : gap(inner, outer)
             if distance >= apart { return true }
+            // Beyond the detector's row, and further than a group's gap.
+            if beyondRow(outer, step: step), distance >= stray { return true }
             // A lone mark at the card's edge, itself standing apart from anything further out.
             guard atEdge(outer), distance >= stray else { return false }
             let further = outer + step
@@ -155,6 +173,14 @@ public enum PANDecoder {
             }
         }
         for var run in runs {
+            // Beyond the detector's row: cut at the first piece, going outward, that stands a
+            // stray's distance from the one inside it.
+            if let cut = (1..<max(1, run.count)).reversed().first(where: { beyondRow(run[$0 - 1], step: -1) && gap(run[$0 - 1], run[$0]) >= stray }) {
+                run.removeFirst(cut)
+            }
+            if let cut = (1..<max(1, run.count)).first(where: { beyondRow(run[$0], step: 1) && gap(run[$0 - 1], run[$0]) >= stray }) {
+                run.removeLast(run.count - cut)
+            }
             while run.count > 1, atEdge(run[0]), gap(run[0], run[1]) >= stray { run.removeFirst() }
             while run.count > 1, atEdge(run[run.count - 1]), gap(run[run.count - 2], run[run.count - 1]) >= stray {
                 run.removeLast()
