@@ -422,7 +422,9 @@ extension CardScanner {
     static let firstLookRows = 3
 
     /// Locates and reads the number rows of one straightened card, the widest first; once
-    /// `search` is over, no row after the first `leastRows`.
+    /// `search` is over, no row after the first `leastRows`. `edgesKnown` is false for a
+    /// whole frame, or a part of one, whose sides are not the card's: there the number-row
+    /// detector's row bounds what a crop across it reads as the row (``PANDecoder/read(_:inner:row:)``).
     func lookLearned(
         at card: Bitmap,
         learned: LearnedEngine,
