@@ -71,9 +71,10 @@ extension CardScanner {
         var best: (look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?)?
         // The best look that is not a half turn: the one Tesseract's route may read after.
         var upright: (seen: Int, hypothesis: Hypothesis)?
-        // The outlines that cut the frame's number row (``Hypothesis/cutsNumberRow``): no look at
-        // their cards settles that the number fails the check.
-        var cutting: [CardLocator.Outline] = []
+        let numberStart = ContinuousClock.now
+        // The views, the number row's first, and the outlines that cut that row: no look at
+        // their cards settles that the number fails the check (``RowPlace/cuts``).
+        let (views, cutting) = try ordered(hypotheses(for: grey, wholeAsItLies: true), in: grey, by: learned.numberRows)
         func consider(_ look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?, halfTurn: Bool = false) {
             evidence.candidates += look.candidates
             evidence.failing += look.failing
@@ -109,9 +110,6 @@ extension CardScanner {
             return look
         }
         var zoomOn: (region: Box, frame: Bitmap)?
-        let numberStart = ContinuousClock.now
-        let views = try ordered(hypotheses(for: grey, wholeAsItLies: true), in: grey, by: learned.numberRows)
-        cutting = views.filter(\.cutsNumberRow).compactMap(\.outline)
         for hypothesis in views {
             guard let card = hypothesis.makeCard() else { continue }
             let seen = try look(at: card, edgesKnown: hypothesis.outline != nil)

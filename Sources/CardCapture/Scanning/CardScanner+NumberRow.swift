@@ -37,25 +37,29 @@ extension CardScanner {
 
     /// `hypotheses` (``hypotheses(for:wholeAsItLies:)``) with the view the number row points to
     /// first: the outline that holds the row the detector finds in `grey`, else the whole
-    /// frame when the best outline shows the detector no level number row (``levelNumberRow(_:)``).
-    func ordered(_ hypotheses: [Hypothesis], in grey: Bitmap, by detector: NumberRowDetector) throws -> [Hypothesis] {
-        guard let row = try detector.rows(in: grey).first, Self.choosesView(row) else { return hypotheses }
+    /// frame when the best outline shows the detector no level number row (``levelNumberRow(_:)``);
+    /// and the outlines that cut that row (``RowPlace/cuts``).
+    func ordered(
+        _ hypotheses: [Hypothesis],
+        in grey: Bitmap,
+        by detector: NumberRowDetector
+    ) throws -> (views: [Hypothesis], cutting: [CardLocator.Outline]) {
+        guard let row = try detector.rows(in: grey).first, Self.choosesView(row) else { return (hypotheses, []) }
+        let places = hypotheses.map { $0.outline.map { Self.place(of: row, on: $0) } }
+        let cutting = zip(hypotheses, places).compactMap { $1 == .cuts ? $0.outline : nil }
         var ordered = hypotheses
-        for index in ordered.indices {
-            ordered[index].cutsNumberRow = ordered[index].outline.map { Self.place(of: row, on: $0) == .cuts } ?? false
-        }
-        if let index = ordered.firstIndex(where: { $0.quarterTurns == 0 && $0.outline.map { Self.holds($0, row) } == true }) {
+        if let index = hypotheses.indices.first(where: { hypotheses[$0].quarterTurns == 0 && (places[$0] ?? .apart) != .apart }) {
             ordered.insert(ordered.remove(at: index), at: 0)
-            return ordered
+            return (ordered, cutting)
         }
         guard let best = ordered.first, best.outline != nil, let card = best.makeCard(),
             let whole = ordered.firstIndex(where: { $0.outline == nil && $0.quarterTurns == 0 })
-        else { return ordered }
+        else { return (ordered, cutting) }
         // The card made once: the first look reads it.
-        ordered[0] = Hypothesis(outline: best.outline, quarterTurns: best.quarterTurns, cutsNumberRow: best.cutsNumberRow) { card }
-        if try detector.rows(in: card).contains(where: Self.levelNumberRow) { return ordered }
+        ordered[0] = Hypothesis(outline: best.outline, quarterTurns: best.quarterTurns) { card }
+        if try detector.rows(in: card).contains(where: Self.levelNumberRow) { return (ordered, cutting) }
         ordered.insert(ordered.remove(at: whole), at: 0)
-        return ordered
+        return (ordered, cutting)
     }
 
     /// Where `row` lies on `outline`, straightened as it lies.

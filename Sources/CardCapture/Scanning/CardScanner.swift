@@ -385,10 +385,6 @@ public struct CardScanner: Sendable {
         var outline: CardLocator.Outline?
         /// Quarter turns clockwise of the card in the image.
         var quarterTurns: Int
-        /// Whether the outline cuts the number row the detector found in the frame
-        /// (``CardScanner/RowPlace/cuts``): a number its card plainly fails with may be part of
-        /// the row, and does not end the search.
-        var cutsNumberRow = false
         let makeCard: () -> Bitmap?
 
         /// The same place, and the turn: a hypothesis and its half turn share a place.
