@@ -82,8 +82,8 @@ public struct CardLocator: Sendable {
             ? grey.scaled(toWidth: max(8, Int(Double(grey.width) * scale)), height: max(8, Int(Double(grey.height) * scale)))
             : grey
         let edges = EdgeMap(small, thresholdScale: edgeScale)
-        let horizontal = edges.lines(normalAngles: stride(from: 70.0, through: 110.0, by: 1).map { $0 })
-        let vertical = edges.lines(normalAngles: stride(from: -20.0, through: 20.0, by: 1).map { $0 })
+        let horizontal = edges.lines(normalDegrees: 70...110)
+        let vertical = edges.lines(normalDegrees: -20...20)
         let imageArea = Double(small.width * small.height)
         var scored: [Outline] = []
         for topIndex in horizontal.indices {
@@ -182,6 +182,9 @@ struct EdgeMap {
     let gy: [Float]
     let magnitude: [Float]
     let threshold: Float
+    /// The edge pixels (magnitude at least ``threshold``), in row order, each with its
+    /// gradient's direction in degrees, (-180, 180]: worked out once for every line search.
+    let edges: [(x: Int, y: Int, direction: Double)]
 
     init(_ grey: Bitmap, thresholdScale: Float = 1) {
         width = grey.width
@@ -205,37 +208,82 @@ struct EdgeMap {
             }
         }
         // Edges: the strongest tenth of gradients, and never faint ones.
-        let sorted = magnitude.filter { $0 > 0 }.sorted()
-        let percentile = sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, sorted.count * 9 / 10)]
+        var positive = magnitude.filter { $0 > 0 }
+        let percentile = positive.isEmpty ? 0 : Self.select(min(positive.count - 1, positive.count * 9 / 10), in: &positive)
+        let threshold = max(80, percentile) * thresholdScale
+        var edges: [(x: Int, y: Int, direction: Double)] = []
+        for y in 0..<height {
+            for x in 0..<width where magnitude[y * width + x] >= threshold {
+                let i = y * width + x
+                edges.append((x, y, atan2(Double(gy[i]), Double(gx[i])) * 180 / .pi))
+            }
+        }
         self.gx = gx
         self.gy = gy
         self.magnitude = magnitude
-        self.threshold = max(80, percentile) * thresholdScale
+        self.threshold = threshold
+        self.edges = edges
     }
 
-    /// The strongest lines whose normals lie at `normalAngles` (degrees), after suppressing
-    /// near-duplicates. Each edge pixel votes only for angles within 5° of its gradient.
-    func lines(normalAngles: [Double], limit: Int = 10) -> [HoughLine] {
+    /// The value that would stand at `rank` if `values` were sorted ascending (a quickselect:
+    /// the percentile of a photo's gradients without sorting them all). Reorders `values`.
+    static func select(_ rank: Int, in values: inout [Float]) -> Float {
+        precondition(values.indices.contains(rank), "the rank lies outside the values")
+        var low = 0
+        var high = values.count - 1
+        while low < high {
+            let pivot = values[low + (high - low) / 2]
+            var left = low
+            var right = high
+            while left <= right {
+                while values[left] < pivot { left += 1 }
+                while values[right] > pivot { right -= 1 }
+                if left <= right {
+                    values.swapAt(left, right)
+                    left += 1
+                    right -= 1
+                }
+            }
+            // [low, right] holds values at most the pivot, [left, high] values at least it,
+            // and anything between them equals it.
+            if rank <= right {
+                high = right
+            } else if rank >= left {
+                low = left
+            } else {
+                return values[rank]
+            }
+        }
+        return values[rank]
+    }
+
+    /// The strongest lines whose normals lie at the whole degrees `normalDegrees`, after
+    /// suppressing near-duplicates. Each edge pixel votes only for angles within 5° of its
+    /// gradient.
+    func lines(normalDegrees: ClosedRange<Int>, limit: Int = 10) -> [HoughLine] {
+        let normalAngles = normalDegrees.map(Double.init)
         let diagonal = Int((Double(width * width + height * height)).squareRoot()) + 1
         let angleCount = normalAngles.count
         let offset = diagonal
         var accumulator = [Float](repeating: 0, count: angleCount * (2 * diagonal + 1))
         let cosines = normalAngles.map { cos($0 * .pi / 180) }
         let sines = normalAngles.map { sin($0 * .pi / 180) }
-        for y in 0..<height {
-            for x in 0..<width {
-                let i = y * width + x
-                let strength = magnitude[i]
-                guard strength >= threshold else { continue }
-                // The gradient's direction as a line-normal angle in (-90, 90].
-                let direction = atan2(Double(gy[i]), Double(gx[i])) * 180 / .pi
-                for (index, angle) in normalAngles.enumerated() {
+        let first = Double(normalDegrees.lowerBound)
+        for edge in edges {
+            // The angles within 5° of the gradient's direction, modulo 180: a few whole degrees
+            // around the direction and its turns by 180°, each then held to the test itself.
+            for turn in -2...2 {
+                let centre = edge.direction + 180 * Double(turn) - first
+                let lowest = max(0, Int((centre - 6).rounded(.up)))
+                let highest = min(angleCount - 1, Int((centre + 6).rounded(.down)))
+                guard lowest <= highest else { continue }
+                for index in lowest...highest {
                     // Compare modulo 180: a normal and its opposite describe one line.
-                    var difference = (direction - angle).truncatingRemainder(dividingBy: 180)
+                    var difference = (edge.direction - normalAngles[index]).truncatingRemainder(dividingBy: 180)
                     if difference > 90 { difference -= 180 }
                     if difference < -90 { difference += 180 }
                     guard abs(difference) <= 5 else { continue }
-                    let rho = Int((Double(x) * cosines[index] + Double(y) * sines[index]).rounded())
+                    let rho = Int((Double(edge.x) * cosines[index] + Double(edge.y) * sines[index]).rounded())
                     accumulator[index * (2 * diagonal + 1) + rho + offset] += 1
                 }
             }
