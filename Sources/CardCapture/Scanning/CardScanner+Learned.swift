@@ -28,6 +28,21 @@ extension CardScanner {
         var pieces: [Box]
     }
 
+    /// A crop of a straightened card read by one of the learned engine's recognizers: the
+    /// detector's box and the margin cut beside it (``learnedLineImage(of:box:margin:)``).
+    struct LineCrop: Hashable {
+        enum Reader: Hashable {
+            /// The card-digit network.
+            case digits
+            /// PP-OCRv4's recognizer.
+            case text
+        }
+
+        var box: Box
+        var margin: Int
+        var reader: Reader
+    }
+
     /// What the learned engine read on one straightened card.
     struct LearnedLook {
         var candidates: [PANCandidate] = []
@@ -44,6 +59,9 @@ extension CardScanner {
         var readings: [(box: Box, text: String)] = []
         /// The whole numbers that fail the check digit, by the network that read them.
         var failingByReader: [PANCandidate.Source: [PANDecoder.NumberReading]] = [:]
+        /// Every reading of a crop of this card, by crop and reader
+        /// (``CardScanner/Evidence/lines``).
+        var lines: [LineCrop: RecognizedLine] = [:]
 
         /// Whether this look settles that the card's number fails the check: both networks
         /// read one and the same whole number, each sure of every digit
@@ -182,10 +200,11 @@ extension CardScanner {
         evidence.rows = best.look.readings
         evidence.numberBox = best.look.numberRow?.box
         evidence.learnedRows = best.look.rows
+        evidence.lines = best.look.lines
         // With Tesseract beside it, the date of a number decided is weighed by the caller.
         if engines == nil || evidence.decided == nil {
             let ballot = try StageTimings.measure(phase: ScanPhase.expiry.rawValue) {
-                try learnedExpiry(on: best.card, learned: learned, into: &evidence, search: search)
+                try learnedExpiry(learned: learned, into: &evidence, search: search)
             }
             evidence.expiry = ballot.isSettled(votes: 2) ? ballot.leader : nil
         }
@@ -193,7 +212,7 @@ extension CardScanner {
         // the check (a specimen, a misprint): offered with it to be corrected by hand.
         if evidence.decided != nil || evidence.numberFailsPlainly {
             evidence.holder = try StageTimings.measure(phase: ScanPhase.holder.rawValue) {
-                try learnedHolder(on: best.card, learned: learned, into: &evidence)
+                try learnedHolder(learned: learned, into: &evidence)
             }
         }
         return evidence
@@ -223,8 +242,7 @@ extension CardScanner {
             return row.box.width >= row.box.height && row.box.height >= 8 && !read.contains(row.box) && !onNumberRow
         }
         for row in others.sorted(by: { $0.box.height > $1.box.height }).prefix(Self.specimenRows) {
-            guard let image = learnedLineImage(of: card, box: row.box) else { continue }
-            let text = try learned.text.recognize(image).text
+            guard let text = try line(row.box, by: .text, of: learned, into: &evidence)?.text else { continue }
             evidence.rows.append((row.box, "ppocr: " + text))
             if let found = Specimen.inText(text) { return found }
         }
@@ -234,8 +252,8 @@ extension CardScanner {
     /// The holder's name: a row under the number, starting in the card's left half and long
     /// enough for two words, that PP-OCRv4 reads as capital words (``CardScanner/holderName(in:)``:
     /// no label, no brand). The two likeliest rows at most, nearest the number first.
-    func learnedHolder(on card: Bitmap, learned: LearnedEngine, into evidence: inout Evidence) throws -> String? {
-        guard let numberBox = evidence.numberBox else { return nil }
+    func learnedHolder(learned: LearnedEngine, into evidence: inout Evidence) throws -> String? {
+        guard let numberBox = evidence.numberBox, let card = evidence.card else { return nil }
         let rows = evidence.learnedRows.filter { row in
             row.box.midY > Double(numberBox.maxY) && row.box.x < card.width / 2 && row.box.width >= 3 * row.box.height
                 && row.box.height <= numberBox.height
@@ -246,8 +264,7 @@ extension CardScanner {
             let pieces = row.pieces.filter { $0.x < card.width * 3 / 5 }
             guard let first = pieces.first else { continue }
             let box = pieces.dropFirst().reduce(first, Self.enclosing)
-            guard let image = learnedLineImage(of: card, box: box) else { continue }
-            let line = try learned.text.recognize(image)
+            guard let line = try line(box, by: .text, of: learned, into: &evidence) else { continue }
             evidence.rows.append((box, "ppocr: " + line.text))
             if let name = Self.holderName(in: Recognition(lines: [line])) { return name }
         }
@@ -262,7 +279,8 @@ extension CardScanner {
     /// FROM date whose later partner was missed: the caller takes the leader only with two votes.
     ///
     /// Past the time budget (`search`), no band after the ``budgetedDateBands`` nearest the number.
-    func learnedExpiry(on card: Bitmap, learned: LearnedEngine, into evidence: inout Evidence, search: Search) throws -> ExpiryBallot {
+    func learnedExpiry(learned: LearnedEngine, into evidence: inout Evidence, search: Search) throws -> ExpiryBallot {
+        guard let card = evidence.card else { return ExpiryBallot() }
         let below = Self.bands(
             of: evidence.learnedRows.filter { row in
                 guard let numberBox = evidence.numberBox else { return row.box.midY > Double(card.height / 2) }
@@ -284,12 +302,11 @@ extension CardScanner {
             // sets, about 50 ms less a picture on cards-dev).
             var bandShowsDate = false
             for box in [row.box] + row.pieces.filter({ $0 != row.box }) {
-                guard let image = learnedLineImage(of: card, box: box) else { continue }
-                let line = try learned.digits.recognize(image)
+                guard let line = try line(box, by: .digits, of: learned, into: &evidence) else { continue }
                 evidence.rows.append((box, line.text))
                 guard line.text.contains("/") || line.text.filter(\.isASCIIDigit).count >= 4 else { continue }
                 if box != row.box, !bandShowsDate, !line.text.contains("/") { continue }
-                let other = try learned.text.recognize(image)
+                guard let other = try self.line(box, by: .text, of: learned, into: &evidence) else { continue }
                 if other.text.contains("/") || line.text.contains("/") { bandShowsDate = true }
                 evidence.rows.append((box, "ppocr: " + other.text))
                 readings += [(box.x, box.maxX, line.text), (box.x, box.maxX, other.text)]
@@ -309,9 +326,8 @@ extension CardScanner {
             // A date read inside a longer reading (a label beside it read as digits, VALID
             // 05/26 as 0305/26) is cut out where the reading put it and read alone by both.
             for date in dateBoxes {
-                guard let image = learnedLineImage(of: card, box: date, margin: date.height * 2 / 5) else { continue }
-                for (reader, prefix) in [(learned.digits, "date: "), (learned.text, "date ppocr: ")] {
-                    let text = try reader.recognize(image).text
+                for (reader, prefix) in [(LineCrop.Reader.digits, "date: "), (.text, "date ppocr: ")] {
+                    guard let text = try line(date, margin: date.height * 2 / 5, by: reader, of: learned, into: &evidence)?.text else { continue }
                     evidence.rows.append((date, prefix + text))
                     readings.append((date.x, date.maxX, Self.dateAlone(text)))
                 }
@@ -491,6 +507,7 @@ extension CardScanner {
             func read(_ box: Box, with reader: LineRecognizer, as source: PANCandidate.Source) throws {
                 guard let image = learnedLineImage(of: card, box: box) else { return }
                 let line = try reader.recognize(image)
+                look.lines[LineCrop(box: box, margin: Self.learnedMargin(of: box), reader: source == .ppocr ? .text : .digits)] = line
                 look.readings.append((box, source == .ppocr ? "ppocr: " + line.text : line.text))
                 let digits = line.text.filter(\.isASCIIDigit).count
                 if digits > digitsSeen {
@@ -757,5 +774,24 @@ extension CardScanner {
         let margin = margin ?? Self.learnedMargin(of: box)
         let vertical = box.height / 10
         return card.cropped(x: box.x - margin, y: box.y - vertical, width: box.width + 2 * margin, height: box.height + 2 * vertical)
+    }
+
+    /// A crop of the evidence's card (``learnedLineImage(of:box:margin:)``) read by `reader`,
+    /// once: the number's look, the holder's rows, the date's bands and the sample-word search
+    /// often read the same row, and a recognizer reads one crop the same way every time. Nil
+    /// where the crop lies off the card.
+    func line(
+        _ box: Box,
+        margin: Int? = nil,
+        by reader: LineCrop.Reader,
+        of learned: LearnedEngine,
+        into evidence: inout Evidence
+    ) throws -> RecognizedLine? {
+        let crop = LineCrop(box: box, margin: margin ?? Self.learnedMargin(of: box), reader: reader)
+        if let known = evidence.lines[crop] { return known }
+        guard let card = evidence.card, let image = learnedLineImage(of: card, box: box, margin: crop.margin) else { return nil }
+        let line = try (reader == .digits ? learned.digits : learned.text).recognize(image)
+        evidence.lines[crop] = line
+        return line
     }
 }

@@ -239,7 +239,7 @@ public struct CardScanner: Sendable {
                         guard let card = evidence.card else { return evidence }
                         let expiryStart = ContinuousClock.now
                         defer { StageTimings.add(phase: ScanPhase.expiry.rawValue, since: expiryStart) }
-                        let networks = try learnedExpiry(on: card, learned: learned, into: &evidence, search: search)
+                        let networks = try learnedExpiry(learned: learned, into: &evidence, search: search)
                         var tesseract = ExpiryBallot()
                         // Tesseract's strip is a second way to the date: not started once the
                         // time budget is spent.
@@ -354,6 +354,9 @@ public struct CardScanner: Sendable {
         var numberBox: Box?
         /// The rows of text the learned engine's detector found on ``card``.
         var learnedRows: [LearnedRow] = []
+        /// The learned engine's readings of crops of ``card``, by crop and reader: each crop is
+        /// read once (``CardScanner/line(_:margin:by:of:into:)``).
+        var lines: [LineCrop: RecognizedLine] = [:]
         /// Whether a look of the learned engine settled that the number fails the check
         /// (``CardScanner/LearnedLook/failsPlainly``): no other way of reading the picture is tried.
         var numberFailsPlainly = false
