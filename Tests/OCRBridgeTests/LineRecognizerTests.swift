@@ -32,6 +32,24 @@ struct LineRecognizerTests {
         #expect(try recognizer.recognize(bitmap).text.hasSuffix("12/27"))
     }
 
+    @Test("a line is padded to the next rung of the width ladder: 32 pixels apart up to 320, then 64, 128 and 256")
+    func widthLadder() {
+        let expected = [
+            1: 160, 160: 160, 161: 192, 200: 224, 320: 320, 321: 384, 600: 640, 641: 768, 1000: 1024, 1280: 1280, 1281: 1536, 1920: 2048,
+        ]
+        for (width, padded) in expected { #expect(LineRecognizer.paddedWidth(for: width) == padded, "width \(width)") }
+        // Never narrower than the line, at most about a tenth padding beyond the minimum, and
+        // few shapes in all.
+        var shapes: Set<Int> = []
+        for width in 1...LineRecognizer.maximumWidth {
+            let padded = LineRecognizer.paddedWidth(for: width)
+            #expect(padded >= width && padded % 32 == 0)
+            if width > LineRecognizer.minimumWidth { #expect(Double(padded - width) < 0.2 * Double(width)) }
+            shapes.insert(padded)
+        }
+        #expect(shapes.count == 19)
+    }
+
     @Test("a blank image reads as nothing")
     func blank() throws {
         let recognizer = try LineRecognizer()
