@@ -115,8 +115,8 @@ public struct LineRecognizer: Sendable {
             return RecognizedLine(text: "", confidence: 0, box: Box(x: 0, y: 0, width: image.width, height: image.height), words: [])
         }
         let grey = image.grey().scaled(toWidth: width, height: Self.height)
-        // Widths in steps of 160: each new input shape costs OpenVINO a reshape (a line's
-        // time again), so a few shapes that repeat are faster than one per line.
+        // A few widths that repeat (``paddedWidth(for:)``), not one per line: each new input
+        // shape costs OpenVINO a reshape.
         let paddedWidth = Self.paddedWidth(for: width)
         let plane = Self.height * paddedWidth
         var input = [Float](repeating: 0, count: 3 * plane)

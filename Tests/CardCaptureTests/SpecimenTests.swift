@@ -89,5 +89,13 @@ struct SpecimenTests {
         #expect(Specimen.inText("SIMPLE BANK") == nil)
         #expect(Specimen.inText("SAMPLES") == nil)
         #expect(Specimen.inText("VALID THRU 12/27") == nil)
+        // A word the recognizer split with spaces is read joined; other marks still part words.
+        #expect(Specimen.inText("/SPECIME N")?.word == "SPECIMEN")
+        #expect(Specimen.inText("VISA SAM PLE")?.word == "SAMPLE")
+        #expect(Specimen.inText("M U S T E R") == nil)
+        #expect(Specimen.inText("SAM/PLE") == nil)
+        #expect(Specimen.inText("SAM 1 PLE") == nil)
+        #expect(Specimen.inText("MASTER CARD") == nil)
+        #expect(Specimen.inText("CHINA CONS UCTION BANK") == nil)
     }
 }

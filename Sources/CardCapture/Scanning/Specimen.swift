@@ -115,18 +115,29 @@ public struct Specimen: Sendable, Hashable {
     ]
     static let wordsAnywhere = ["样卡", "样本", "樣本", "樣卡", "样板", "見本", "サンプル", "샘플", "示例卡"]
 
-    /// The sample word in a line of text read off a card, if any.
+    /// The sample word in a line of text read off a card, if any. A recognizer can split a
+    /// word with a space (`SPECIME N`, `K M C`): up to ``splitParts`` pieces of letters
+    /// separated by spaces alone are also read joined.
     public static func inText(_ text: String) -> Specimen? {
         for word in wordsAnywhere where text.contains(word) { return Specimen(reason: .sampleWord, word: word) }
         let folded = String(text.uppercased().map { accented[$0] ?? $0 })
-        let tokens = folded.split { !$0.isLetter }.map(String.init)
-        for token in tokens {
-            for word in spacedWords where token == word || (word.count >= 8 && token.count == word.count && differsByOne(token, word)) {
-                return Specimen(reason: .sampleWord, word: word)
+        // Stretches of letters and spaces; anything else (a digit, a slash) parts words for good.
+        for stretch in folded.split(whereSeparator: { !$0.isLetter && $0 != " " }) {
+            let pieces = stretch.split(separator: " ").map(String.init)
+            for start in pieces.indices {
+                for count in 1...splitParts where start + count <= pieces.count {
+                    let token = pieces[start..<(start + count)].joined()
+                    for word in spacedWords where token == word || (word.count >= 8 && token.count == word.count && differsByOne(token, word)) {
+                        return Specimen(reason: .sampleWord, word: word)
+                    }
+                }
             }
         }
         return nil
     }
+
+    /// How many pieces of a word split by spaces are read joined.
+    static let splitParts = 3
 
     /// The accented capitals sample words are printed with, unaccented.
     static let accented: [Character: Character] = [
