@@ -223,4 +223,40 @@ struct LearnedDecisionTests {
         }
         #expect(CardScanner.bands(of: [row(370), row(395), row(420)]).map(\.box.y) == [370, 420])
     }
+
+    @Test("a crop of the card is read once by each recognizer, however many phases ask for it; a crop off the card is not read")
+    func cropReadOnce() throws {
+        let scanner = try CardScanner(workers: 1)
+        let learned = try #require(scanner.learned)
+        let picture = try ImageDecoder().decode(contentsOf: FixtureScanTests.folder + "/h124-flat-diners.png").grey()
+        var evidence = CardScanner.Evidence()
+        evidence.card = picture.scaled(toWidth: CardScanner.cardWidth, height: CardScanner.cardHeight)
+        let row = Box(x: 60, y: 300, width: 600, height: 50)
+        let timings = StageTimings()
+        try StageTimings.$current.withValue(timings) {
+            let first = try #require(try scanner.line(row, by: .text, of: learned, into: &evidence))
+            let again = try #require(try scanner.line(row, by: .text, of: learned, into: &evidence))
+            #expect(again.text == first.text && again.box == first.box)
+            _ = try scanner.line(row, by: .digits, of: learned, into: &evidence)
+            _ = try scanner.line(row, by: .digits, of: learned, into: &evidence)
+            // Another margin is another crop.
+            _ = try scanner.line(row, margin: 4, by: .text, of: learned, into: &evidence)
+            #expect(try scanner.line(Box(x: 2_000, y: 2_000, width: 50, height: 20), by: .text, of: learned, into: &evidence) == nil)
+        }
+        #expect(timings.entries[.readText]?.calls == 2)
+        #expect(timings.entries[.readDigits]?.calls == 1)
+        #expect(evidence.lines.count == 3)
+    }
+
+    @Test(
+        "the holder's name under date rows is found: a row read with a digit or a slash is not one of the two rows tried",
+        arguments: ["h149-embossed-mastercard.png", "t013-flat-mastercard.png", "t023-flat-unionpay.png"]
+    )
+    func holderBelowDates(file: String) throws {
+        let entry = try #require(try FixtureManifest.load(folder: FixtureScanTests.folder).first { $0.file == file })
+        let holder = try #require(entry.holder)
+        let result = try CardScanner(configuration: .init(firstPassOnly: true), workers: 1).scan(contentsOf: FixtureScanTests.folder + "/" + file)
+        #expect(result.status == .found)
+        #expect(result.holder == holder)
+    }
 }

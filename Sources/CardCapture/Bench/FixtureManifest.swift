@@ -21,6 +21,8 @@ public struct FixtureEntry: Decodable, Sendable {
     public let split: String?
     /// Hard conditions: low_contrast, glare, blur, jpeg, small, rotated.
     public let conditions: [String]?
+    /// The holder's name printed on the card, where the manifest gives one.
+    public let holder: String?
 
     /// The groups this image counts in: its kind, its split and each of its conditions.
     public var groups: [String] {

@@ -251,14 +251,17 @@ extension CardScanner {
 
     /// The holder's name: a row under the number, starting in the card's left half and long
     /// enough for two words, that PP-OCRv4 reads as capital words (``CardScanner/holderName(in:)``:
-    /// no label, no brand). The two likeliest rows at most, nearest the number first.
+    /// no label, no brand). The two likeliest rows at most, nearest the number first; a row
+    /// read with a digit or a "/" (a date, MONTH/YEAR, a small number under the card's) is not
+    /// a name's and does not count, up to ``holderRows`` rows in all.
     func learnedHolder(learned: LearnedEngine, into evidence: inout Evidence) throws -> String? {
         guard let numberBox = evidence.numberBox, let card = evidence.card else { return nil }
         let rows = evidence.learnedRows.filter { row in
             row.box.midY > Double(numberBox.maxY) && row.box.x < card.width / 2 && row.box.width >= 3 * row.box.height
                 && row.box.height <= numberBox.height
         }
-        for row in rows.prefix(2) {
+        var tried = 0
+        for row in rows.prefix(Self.holderRows) where tried < 2 {
             // A brand's logo often shares the name's row at the card's right: the pieces that
             // start in its left three fifths only.
             let pieces = row.pieces.filter { $0.x < card.width * 3 / 5 }
@@ -267,9 +270,13 @@ extension CardScanner {
             guard let line = try line(box, by: .text, of: learned, into: &evidence) else { continue }
             evidence.rows.append((box, "ppocr: " + line.text))
             if let name = Self.holderName(in: Recognition(lines: [line])) { return name }
+            if !line.text.contains(where: { $0.isASCIIDigit || $0 == "/" }) { tried += 1 }
         }
         return nil
     }
+
+    /// How many rows under the number the holder's name is looked for on, date rows included.
+    static let holderRows = 4
 
     /// The networks' votes for the expiry: the bands of rows under the number row (or, with
     /// none, in the lower half), top to bottom, read by both networks (PP-OCRv4 only where the
