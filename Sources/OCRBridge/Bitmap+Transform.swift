@@ -58,24 +58,6 @@ extension Bitmap {
         var out = [UInt8](repeating: 0, count: newWidth * newHeight * channels)
         pixels.withUnsafeBufferPointer { pixels in
             out.withUnsafeMutableBufferPointer { target in
-                // Grey, the scanner's every line: the same sums without a loop over channels.
-                if channels == 1 {
-                    for (targetY, row) in rows.enumerated() {
-                        let upper = row.first * width
-                        let lower = row.second * width
-                        let base = targetY * newWidth
-                        for (targetX, column) in columns.enumerated() {
-                            let p00 = Double(pixels[upper + column.first])
-                            let p01 = Double(pixels[upper + column.second])
-                            let p10 = Double(pixels[lower + column.first])
-                            let p11 = Double(pixels[lower + column.second])
-                            let top = p00 + (p01 - p00) * column.fraction
-                            let bottom = p10 + (p11 - p10) * column.fraction
-                            target[base + targetX] = UInt8(max(0, min(255, (top + (bottom - top) * row.fraction).rounded())))
-                        }
-                    }
-                    return
-                }
                 for (targetY, row) in rows.enumerated() {
                     let upper = row.first * width
                     let lower = row.second * width

@@ -41,6 +41,14 @@ extension CardScanner {
         var box: Box
         var margin: Int
         var reader: Reader
+
+        /// The crop of `box` with `margin` beside it, by default the recognizers' own
+        /// (``CardScanner/learnedMargin(of:)``).
+        init(box: Box, margin: Int? = nil, reader: Reader) {
+            self.box = box
+            self.margin = margin ?? CardScanner.learnedMargin(of: box)
+            self.reader = reader
+        }
     }
 
     /// What the learned engine read on one straightened card.
@@ -514,7 +522,7 @@ extension CardScanner {
             func read(_ box: Box, with reader: LineRecognizer, as source: PANCandidate.Source) throws {
                 guard let image = learnedLineImage(of: card, box: box) else { return }
                 let line = try reader.recognize(image)
-                look.lines[LineCrop(box: box, margin: Self.learnedMargin(of: box), reader: source == .ppocr ? .text : .digits)] = line
+                look.lines[LineCrop(box: box, reader: source == .ppocr ? .text : .digits)] = line
                 look.readings.append((box, source == .ppocr ? "ppocr: " + line.text : line.text))
                 let digits = line.text.filter(\.isASCIIDigit).count
                 if digits > digitsSeen {
@@ -794,7 +802,7 @@ extension CardScanner {
         of learned: LearnedEngine,
         into evidence: inout Evidence
     ) throws -> RecognizedLine? {
-        let crop = LineCrop(box: box, margin: margin ?? Self.learnedMargin(of: box), reader: reader)
+        let crop = LineCrop(box: box, margin: margin, reader: reader)
         if let known = evidence.lines[crop] { return known }
         guard let card = evidence.card, let image = learnedLineImage(of: card, box: box, margin: crop.margin) else { return nil }
         let line = try (reader == .digits ? learned.digits : learned.text).recognize(image)
