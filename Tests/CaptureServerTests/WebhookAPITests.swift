@@ -236,14 +236,20 @@ struct WebhookAPITests {
                 let unknownCode = try decode(ErrorBody.self, unknown.1).error.code
                 #expect(unknown.0 == .notFound && unknownCode == "webhook_delivery_not_found")
 
-                // The attempts counted, the queue empty once the retry is recorded.
+                // The attempts counted, the queue empty once the retry is recorded: the attempt is
+                // counted as it ends, the queue's gauges once its delivery's write is read back, so
+                // the scrape waits for both.
                 var metrics = ""
                 let settled = ContinuousClock.now + .seconds(30)
                 repeat {
                     var headers = HTTPFields()
                     headers[.accept] = "text/plain"
                     metrics = try await client.execute(uri: "/metrics", method: .get, headers: headers) { String(buffer: $0.body) }
-                    if metrics.contains(#"webhook_attempts_total{outcome="succeeded"} 1"#) { break }
+                    if metrics.contains(#"webhook_attempts_total{outcome="succeeded"} 1"#), metrics.contains("webhook_queue_pending 0"),
+                        metrics.contains("webhook_oldest_pending_age_seconds 0")
+                    {
+                        break
+                    }
                     try await Task.sleep(for: .milliseconds(20))
                 } while ContinuousClock.now < settled
                 #expect(metrics.contains(#"webhook_attempts_total{outcome="failed"} 1"#), "\(metrics)")
