@@ -4,6 +4,7 @@
 
 #include <png.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,13 @@ static void on_error(png_structp png, png_const_charp text) {
 }
 
 static void on_warning(png_structp png, png_const_charp text) {
-    // Warnings (bad ancillary chunks, odd gamma) do not stop decoding; stay quiet.
-    (void)png;
-    (void)text;
+    // Warnings (bad ancillary chunks, odd gamma) do not stop decoding; stay quiet. But libpng
+    // reports a chunk too large for its limit, or one it had no memory for, as a warning and
+    // may go on to allocate it: those stop decoding (``check_chunks`` refuses them before
+    // libpng runs; this is the second line).
+    if (text != NULL && (strstr(text, "too large") != NULL || strstr(text, "memory") != NULL)) {
+        on_error(png, text);
+    }
 }
 
 static void read_from_memory(png_structp png, png_bytep target, size_t length) {
@@ -76,6 +81,61 @@ static clpng_status failure(clpng_decoder *decoder, char *message, size_t capaci
     return status;
 }
 
+/// The most bytes one ancillary chunk (text, ICC profile, suggested palette...) may hold;
+/// the image's data (IDAT) is bounded by the pixel limits instead.
+static const uint32_t ancillary_chunk_max = 8u * 1024u * 1024u;
+
+static uint32_t big_endian_32(const uint8_t *bytes) {
+    return ((uint32_t)bytes[0] << 24) | ((uint32_t)bytes[1] << 16) | ((uint32_t)bytes[2] << 8) | (uint32_t)bytes[3];
+}
+
+/// Walks the file's chunks (length, type, data, CRC) up to IEND before libpng reads any of
+/// them, and refuses a chunk that claims more bytes than the file has left, more than the
+/// format allows (2^31 - 1), or more than ``ancillary_chunk_max`` for an ancillary chunk.
+/// libpng trusts a chunk's declared length: for a text chunk declaring 2 GiB it reports a
+/// warning and then allocates and zeroes the 2 GiB before finding the file cut short.
+static int check_chunks(const uint8_t *data, size_t size, char *message, size_t capacity) {
+    size_t offset = 8;
+    char text[160];
+    while (offset < size) {
+        if (size - offset < 8) {
+            copy_message("the file ends inside a chunk's header (truncated)", message, capacity);
+            return 0;
+        }
+        uint32_t length = big_endian_32(data + offset);
+        const uint8_t *type = data + offset + 4;
+        char name[5] = {0};
+        for (int i = 0; i < 4; i++) {
+            name[i] = (type[i] >= 'A' && type[i] <= 'Z') || (type[i] >= 'a' && type[i] <= 'z') ? (char)type[i] : '?';
+        }
+        // What the file holds after this chunk's length and type, its CRC's 4 bytes included.
+        size_t left = size - offset - 8;
+        if (length > 0x7fffffffu) {
+            snprintf(text, sizeof text, "chunk %s declares %u bytes, more than the format allows", name, length);
+            copy_message(text, message, capacity);
+            return 0;
+        }
+        if ((size_t)length + 4 > left) {
+            snprintf(text, sizeof text, "chunk %s declares %u bytes but the file has %zu left (truncated or forged)",
+                     name, length, left < 4 ? 0 : left - 4);
+            copy_message(text, message, capacity);
+            return 0;
+        }
+        int ancillary = (type[0] & 0x20) != 0;
+        if (ancillary && length > ancillary_chunk_max) {
+            snprintf(text, sizeof text, "ancillary chunk %s holds %u bytes; the limit is %u", name, length,
+                     ancillary_chunk_max);
+            copy_message(text, message, capacity);
+            return 0;
+        }
+        offset += 12 + (size_t)length;
+        if (memcmp(type, "IEND", 4) == 0) {
+            break;
+        }
+    }
+    return 1;
+}
+
 clpng_status clpng_begin(const uint8_t *data, size_t size, clpng_decoder **decoder_out,
                          clpng_header *header, char *message, size_t message_capacity) {
     if (decoder_out == NULL || header == NULL) {
@@ -89,6 +149,9 @@ clpng_status clpng_begin(const uint8_t *data, size_t size, clpng_decoder **decod
     }
     if (size < 8 || png_sig_cmp(data, 0, 8) != 0) {
         copy_message("not a PNG file (the PNG signature is missing)", message, message_capacity);
+        return CLPNG_UNREADABLE;
+    }
+    if (!check_chunks(data, size, message, message_capacity)) {
         return CLPNG_UNREADABLE;
     }
     clpng_decoder *decoder = calloc(1, sizeof(clpng_decoder));
@@ -113,9 +176,10 @@ clpng_status clpng_begin(const uint8_t *data, size_t size, clpng_decoder **decod
     if (setjmp(png_jmpbuf(decoder->png))) {
         return failure(decoder, message, message_capacity);
     }
-    // Bound what libpng itself may allocate for one ancillary chunk (text, ICC profiles),
-    // so a hostile file cannot ask for gigabytes before the size limits are checked.
-    png_set_chunk_malloc_max(decoder->png, 8u * 1024u * 1024u);
+    // Bound what libpng itself may allocate for one ancillary chunk (text, ICC profiles,
+    // and what a compressed one inflates to), so a hostile file cannot ask for gigabytes
+    // before the size limits are checked.
+    png_set_chunk_malloc_max(decoder->png, ancillary_chunk_max);
     png_set_read_fn(decoder->png, decoder, read_from_memory);
     png_read_info(decoder->png, decoder->info);
 

@@ -154,4 +154,65 @@ struct PNGDecoderTests {
         let grey = bitmap.grey()
         #expect(try PNGDecoder().decode(PNGEncoder.encode(grey)) == grey)
     }
+
+    /// A small valid PNG with `chunk` put after its header (IHDR ends at byte 33).
+    static func withChunk(_ chunk: [UInt8]) throws -> [UInt8] {
+        let bitmap = Bitmap(width: 6, height: 3, format: .grey8, pixels: [UInt8](repeating: 200, count: 18))
+        let file = try PNGEncoder.encode(bitmap)
+        return Array(file[..<33]) + chunk + Array(file[33...])
+    }
+
+    /// A chunk: length (big-endian), type, data, then the CRC of type and data.
+    static func chunk(_ type: String, data: [UInt8], declaring length: UInt32? = nil, crc: Bool = true) -> [UInt8] {
+        let declared = length ?? UInt32(data.count)
+        let typeBytes = Array(type.utf8)
+        var bytes = withUnsafeBytes(of: declared.bigEndian, Array.init) + typeBytes + data
+        if crc { bytes += withUnsafeBytes(of: crc32(typeBytes + data).bigEndian, Array.init) }
+        return bytes
+    }
+
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    /// libpng trusts an ancillary chunk's declared length: a 44-byte file whose text chunk
+    /// declared 2 GiB made it allocate and zero 2 GiB before finding the file cut short.
+    @Test(
+        "a chunk declaring more bytes than the file holds is refused before libpng reads it",
+        arguments: ["tEXt", "zTXt", "iTXt", "sPLT", "iCCP", "IDAT", "zzZz"]
+    )
+    func forgedLength(_ type: String) throws {
+        let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        // The attack's file: the signature, a header, and the chunk's first bytes only.
+        let file = try Self.withChunk([])
+        let cut = Array(file[..<33]) + Self.chunk(type, data: Array("k".utf8), declaring: 0x7FFF_FFFF, crc: false)
+        #expect(cut.starts(with: signature))
+        for bytes in [cut, try Self.withChunk(Self.chunk(type, data: Array("k".utf8), declaring: 0x7FFF_FFFF))] {
+            #expect { try PNGDecoder().decode(bytes) } throws: {
+                let error = $0 as? OCRError
+                return error?.code == .imageUnreadable && error?.message.contains("chunk \(type) declares 2147483647 bytes") == true
+            }
+            #expect(throws: OCRError.self) { try PNGDecoder().header(of: bytes) }
+        }
+        // Over the format's own bound (2^31 - 1).
+        #expect { try PNGDecoder().decode(Self.withChunk(Self.chunk(type, data: [], declaring: 0xFFFF_FFF0))) } throws: {
+            ($0 as? OCRError)?.message.contains("more than the format allows") == true
+        }
+    }
+
+    @Test("an ancillary chunk over 8 MiB is refused; small ones decode as before")
+    func ancillaryBound() throws {
+        let big = Self.chunk("tEXt", data: Array("Comment".utf8) + [0] + [UInt8](repeating: 0x41, count: 9 << 20))
+        #expect { try PNGDecoder().decode(Self.withChunk(big)) } throws: {
+            ($0 as? OCRError)?.message.contains("ancillary chunk tEXt holds") == true
+        }
+        let small = Self.chunk("tEXt", data: Array("Comment".utf8) + [0] + Array("a card".utf8))
+        let decoded = try PNGDecoder().decode(Self.withChunk(small))
+        #expect(decoded.width == 6 && decoded.height == 3 && decoded.pixels.allSatisfy { $0 == 200 })
+    }
 }
