@@ -108,7 +108,7 @@ public struct CaptureAPI: Sendable {
         let idempotent = IdempotentRequests(keys: IdempotencyKeys(vault: vault, lease: idempotencyLease))
         TokenRoutes(vault: vault, metrics: metrics, idempotent: idempotent, limiter: tokenLimiter, trustedProxies: trustedProxies).add(to: v1)
         let scanning = scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }
-        ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent).add(to: v1)
+        ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent, trustedProxies: trustedProxies).add(to: v1)
         PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)
         CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL, overTLS: tls != nil).add(to: v1)
         WebhookRoutes(payments: payments, idempotent: idempotent).add(to: v1)

@@ -64,10 +64,12 @@ struct APIFixture {
         scanLimit: Int? = nil,
         tokenRateLimit: Int? = nil,
         processor: any Processor = SandboxProcessor(),
-        publicURL: String? = nil
+        publicURL: String? = nil,
+        trustedProxies: TrustedProxies = TrustedProxies()
     ) -> some ApplicationProtocol {
         var api = CaptureAPI(vault: vault, scanner: scanner, processor: processor)
         api.publicURL = publicURL
+        api.trustedProxies = trustedProxies
         // Webhook endpoints' names from a table, not the network; the policy as served.
         api.webhooks.addresses = WebhookAddressPolicy(resolve: { name in
             ["shop.example": [[93, 184, 215, 14]], "quick.example": [[93, 184, 215, 16]], "intranet.example": [[10, 1, 2, 3]]][name] ?? []

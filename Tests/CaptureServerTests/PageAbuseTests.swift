@@ -67,6 +67,7 @@ struct PageAbuseTests {
         }
         func refusal(session: String, address: String) async -> APIError? {
             do {
+                try scanning.admitPagePhoto(session: session, address: address)
                 try await scanning.holdingPagePlace(session: session, address: address) {}
                 return nil
             } catch let error as APIError {

@@ -153,34 +153,4 @@ struct UploadLimitTests {
             }
         }
     }
-
-    @Test("the scanner's places are taken before an image is read: with every place held by a slow upload, the next is 429 at once")
-    func placeBeforeBody() async throws {
-        let fixture = try await APIFixture()
-        try await fixture.application(scanner: try CardScanner(), scanLimit: 1).test(.live) { client in
-            let port = try #require(client.port)
-            // An upload that sends half its image and waits: it holds the only place. (Its
-            // answer waits for a thread of the scanners' pool, which other suites keep busy.)
-            let slow = try RawConnection(port: port, timeout: 60)
-            let sentHead = await slow.send(
-                RawConnection.head("/v1/scans", key: fixture.shop.publishable, type: "image/png", length: 2_000_000, close: false)
-            )
-            #expect(sentHead)
-            let sentHalf = await slow.send([UInt8](repeating: 0x41, count: 1_000_000))
-            #expect(sentHalf)
-            try await Task.sleep(for: .seconds(1))
-            let next = try RawConnection(port: port)
-            let sentNextHead = await next.send(RawConnection.head("/v1/scans", key: fixture.shop.publishable, type: "image/png", length: 1_000_000))
-            #expect(sentNextHead)
-            let sentNext = await next.send([UInt8](repeating: 0x41, count: 1_000_000))
-            #expect(sentNext)
-            let answer = await next.receive()
-            #expect(answer.hasPrefix("HTTP/1.1 429") && answer.contains("Retry-After: 1"), "\(answer.prefix(120))")
-            // The slow one finishes and is answered (its bytes are no PNG).
-            let sentRest = await slow.send([UInt8](repeating: 0x41, count: 1_000_000))
-            #expect(sentRest)
-            let last = await slow.receive()
-            #expect(last.hasPrefix("HTTP/1.1 422"), "\(last.prefix(80))")
-        }
-    }
 }

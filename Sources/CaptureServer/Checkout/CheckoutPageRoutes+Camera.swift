@@ -63,6 +63,21 @@ extension CheckoutPageRoutes {
     @Sendable func frame(_ request: Request, context: APIContext) async throws -> Response {
         let id = context.parameters.get("id") ?? ""
         let (session, scanning) = try await pagePicture(request, id: id, again: "scan the card again")
+        // The frame is read whole before the session's camera is taken: a frame that stalls
+        // on its way (another browser's, or a bad network's) holds only an upload slot of its
+        // own address, not the buyer's camera or the pages' share.
+        let address = client(request, context)
+        try scanning.admitFrame(session: id, address: address)
+        let limit = camera.limits.frame.maxBytes
+        let bytes = try await scanning.receiving(address: address) {
+            let tooLarge = APIError(
+                .contentTooLarge,
+                .invalidRequest,
+                code: "image_too_large",
+                message: "a frame is at most \(limit / 1024) KiB; send about 1000 pixels wide"
+            )
+            return Array(try await APIBody.collect(request, limit: limit, tooLarge: tooLarge).readableBytesView)
+        }
         switch camera.admit(id) {
         case .success(let accepted?):
             return try answer(accepted)
@@ -78,18 +93,10 @@ extension CheckoutPageRoutes {
         case .success(nil):
             break
         }
-        let limit = camera.limits.frame.maxBytes
         let inFull = camera.readsInFull(id)
         let result: ScanResult?
         do {
             result = try await scanning.holdingFramePlace(session: id) {
-                let tooLarge = APIError(
-                    .contentTooLarge,
-                    .invalidRequest,
-                    code: "image_too_large",
-                    message: "a frame is at most \(limit / 1024) KiB; send about 1000 pixels wide"
-                )
-                let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: tooLarge).readableBytesView)
                 do {
                     let read = try await scanning.scanFrame(bytes, limits: camera.limits.frame, inFull: inFull)
                     metrics.cameraFrame(outcome: read.status.rawValue)

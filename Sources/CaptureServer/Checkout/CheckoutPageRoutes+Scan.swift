@@ -45,11 +45,15 @@ extension CheckoutPageRoutes {
         let id = context.parameters.get("id") ?? ""
         let (_, scanning) = try await pagePicture(request, id: id, again: "try the photo again")
         let limit = context.maxUploadSize
-        let result = try await scanning.holdingPagePlace(session: id, address: client(request, context)) {
-            let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: ScanRoutes.tooLarge(limit)).readableBytesView)
+        let address = client(request, context)
+        try scanning.admitPagePhoto(session: id, address: address)
+        let bytes = try await scanning.receiving(address: address) {
+            Array(try await APIBody.collect(request, limit: limit, tooLarge: ScanRoutes.tooLarge(limit)).readableBytesView)
+        }
+        let result = try await scanning.holdingPagePlace(session: id, address: address) {
             let start = ContinuousClock.now
             do {
-                let result = try await scanning.scan(bytes)
+                let result = try await scanning.scan(bytes, forPage: true)
                 metrics.scan(outcome: result.status.rawValue, source: "page", duration: .now - start)
                 return result
             } catch let error as OCRError {

@@ -15,22 +15,42 @@ struct ScanRoutes {
     let scanning: Scanning?
     let metrics: APIMetrics
     let idempotent: IdempotentRequests
+    let trustedProxies: TrustedProxies
 
     func add(to group: RouterGroup<APIContext>) {
         group.post("scans", use: create)
     }
 
-    /// The scanner and the threads it runs on, off the event loops. At most ``limit`` images
-    /// are held at once (running or waiting); beyond that the answer is 429, so a burst of
+    /// The scanner and the threads it runs on, off the event loops.
+    ///
+    /// A picture's body is read whole before it takes a scanner place: a client that sends a
+    /// request's head and stalls holds one upload slot of its own address
+    /// (``receiving(address:_:)``), never the scanner. At most ``limit`` pictures are held
+    /// for scanning at once (running or waiting); beyond that the answer is 429, so a burst of
     /// uploads cannot pile up memory. The hosted pages' photos (a buyer's, whom nobody
     /// vouches for) take at most ``pageShare`` of the places, one at a time per session and
     /// per client address, and ``pagePhotosPerMinute`` a minute each: however one buyer
-    /// floods the page, the merchants' own scans keep the other places.
+    /// floods the page, the merchants' own scans keep the other places. Pages and the API
+    /// scan on thread pools of their own, so neither waits behind the other's queue.
     final class Scanning: Sendable {
         let scanner: CardScanner
+        /// The API's scans.
         let pool: NIOThreadPool
+        /// The hosted pages' photos and camera frames.
+        let pagePool: NIOThreadPool
         let limit: Int
         private let held = Atomic<Int>(0)
+        private let uploads = Mutex(Uploads())
+
+        private struct Uploads {
+            var total = 0
+            var byAddress: [String: Int] = [:]
+        }
+
+        /// Picture bodies one client address may be sending at once (a merchant's backend, or
+        /// the buyers behind one network), and all addresses together.
+        static let uploadsPerAddress = 4
+        var uploadsInFlight: Int { limit * 4 }
         /// Places the pages' photos may hold together: half, at least one.
         var pageShare: Int { max(1, limit / 2) }
         private let pageHolders = Mutex(PageHolders())
@@ -49,37 +69,93 @@ struct ScanRoutes {
         /// five): the page sends one when the last is answered, a few a second.
         static let cameraFramesPerMinute = 300
         private let frameLimiter: RateLimiter
+        /// Camera frames a minute from one client address, all its sessions together (in bursts
+        /// of ten).
+        static let cameraFramesPerAddress = 600
+        private let addressFrameLimiter: RateLimiter
 
-        init(scanner: CardScanner, limit: Int, pool: NIOThreadPool = .singleton, pageClock: (@Sendable () -> Duration)? = nil) {
+        init(
+            scanner: CardScanner,
+            limit: Int,
+            pool: NIOThreadPool = .singleton,
+            pagePool: NIOThreadPool = Scanning.pagePool,
+            pageClock: (@Sendable () -> Duration)? = nil
+        ) {
             self.scanner = scanner
             self.pool = pool
+            self.pagePool = pagePool
             self.limit = limit
             self.pageLimiter = RateLimiter(perMinute: Self.pagePhotosPerMinute, clock: pageClock)
             self.frameLimiter = RateLimiter(perMinute: Self.cameraFramesPerMinute, burst: 5, clock: pageClock)
+            self.addressFrameLimiter = RateLimiter(perMinute: Self.cameraFramesPerAddress, burst: 10, clock: pageClock)
         }
 
-        /// Runs `body` for a hosted page's photo: within the rate and the places of
-        /// `session` and the client `address`, and the pages' share, then as
-        /// ``holdingPlace(_:)``. Throws 429 before the image is read.
-        func holdingPagePlace<T>(session: String, address: String, _ body: () async throws -> T) async throws -> T {
-            let keys = ["session " + session, "address " + address]
-            if let wait = pageLimiter.take(keys[0]) ?? pageLimiter.take(keys[1]) {
+        /// The pages' own threads (half the cores, at least one), started once per process.
+        static let pagePool: NIOThreadPool = {
+            let pool = NIOThreadPool(numberOfThreads: max(1, System.coreCount / 2))
+            pool.start()
+            return pool
+        }()
+
+        /// Runs `body` (reading a picture's body) as one of the uploads of the client
+        /// `address`: 429 at once when that address already sends ``uploadsPerAddress``, or
+        /// all send ``uploadsInFlight``. The body's own time limit (``ConnectionLimits/bodyTimeout``)
+        /// ends a stalled one.
+        func receiving<T>(address: String, _ body: () async throws -> T) async throws -> T {
+            let taken = uploads.withLock { state in
+                guard state.total < uploadsInFlight, state.byAddress[address, default: 0] < Self.uploadsPerAddress else { return false }
+                state.total += 1
+                state.byAddress[address, default: 0] += 1
+                return true
+            }
+            guard taken else {
+                throw APIError.rateLimited(
+                    "too many pictures are being sent from this network at once (\(Self.uploadsPerAddress)); wait for an answer, then send the next",
+                    retryAfter: 1
+                )
+            }
+            defer {
+                uploads.withLock { state in
+                    state.total -= 1
+                    let left = state.byAddress[address, default: 1] - 1
+                    state.byAddress[address] = left > 0 ? left : nil
+                }
+            }
+            return try await body()
+        }
+
+        /// Counts a hosted page's photo against the rates of `session` and of the client
+        /// `address`: 429 when either is spent. Called before the photo's body is read.
+        func admitPagePhoto(session: String, address: String) throws {
+            if let wait = pageLimiter.take("session " + session) ?? pageLimiter.take("address " + address) {
                 throw APIError.rateLimited(
                     "too many photos from this page or network (\(Self.pagePhotosPerMinute) a minute); type the card in, or retry in \(wait) s",
                     retryAfter: wait
                 )
             }
-            return try await holdingPageShare(keys: keys, body)
         }
 
-        /// Runs `body` for a frame of a hosted page's camera: one at a time per session, at
-        /// most ``cameraFramesPerMinute`` a minute, within the pages' share.
-        func holdingFramePlace<T>(session: String, _ body: () async throws -> T) async throws -> T {
-            let key = "camera " + session
-            if let wait = frameLimiter.take(key) {
+        /// Runs `body` (scanning a page's photo, read already) within the places of `session`
+        /// and the client `address` (one photo at a time each) and the pages' share, then as
+        /// ``holdingPlace(_:)``.
+        func holdingPagePlace<T>(session: String, address: String, _ body: () async throws -> T) async throws -> T {
+            try await holdingPageShare(keys: ["session " + session, "address " + address], body)
+        }
+
+        /// Counts a frame of a hosted page's camera against the rates of its session
+        /// (``cameraFramesPerMinute``) and of the client `address` (``cameraFramesPerAddress``,
+        /// several buyers' cameras behind one network): 429 when either is spent. Called before
+        /// the frame's body is read.
+        func admitFrame(session: String, address: String) throws {
+            if let wait = frameLimiter.take("camera " + session) ?? addressFrameLimiter.take(address) {
                 throw APIError.rateLimited("the camera sends frames faster than they are read; wait \(wait) s", retryAfter: wait)
             }
-            return try await holdingPageShare(keys: [key], body)
+        }
+
+        /// Runs `body` (scanning a frame, read already) for a hosted page's camera: one frame
+        /// at a time per session, within the pages' share.
+        func holdingFramePlace<T>(session: String, _ body: () async throws -> T) async throws -> T {
+            try await holdingPageShare(keys: ["camera " + session], body)
         }
 
         /// `body` holding one of the pages' places and none of `keys` held by another request.
@@ -122,13 +198,13 @@ struct ScanRoutes {
         /// the whole scan within a budget), on the pool.
         func scanFrame(_ bytes: [UInt8], limits: ImageLimits, inFull: Bool) async throws -> ScanResult {
             let scanner = scanner.forCameraFrame(afterFirstPassMiss: inFull)
-            return try await pool.runIfActive { try scanner.scan(imageData: bytes, limits: limits) }
+            return try await pagePool.runIfActive { try scanner.scan(imageData: bytes, limits: limits) }
         }
 
-        /// Scans PNG or JPEG bytes on the pool.
-        func scan(_ bytes: [UInt8]) async throws -> ScanResult {
+        /// Scans PNG or JPEG bytes on the API's pool, or the pages' (`forPage`).
+        func scan(_ bytes: [UInt8], forPage: Bool = false) async throws -> ScanResult {
             let scanner = scanner
-            return try await pool.runIfActive { try scanner.scan(imageData: bytes) }
+            return try await (forPage ? pagePool : pool).runIfActive { try scanner.scan(imageData: bytes) }
         }
     }
 
@@ -190,9 +266,15 @@ struct ScanRoutes {
             )
         }
         let limit = context.maxUploadSize
+        let address = trustedProxies.rateKey(
+            peer: context.remoteAddress?.ipAddress ?? "unknown",
+            forwardedFor: request.headers[values: TokenRoutes.forwardedFor]
+        )
+        let bytes = try await scanning.receiving(address: address) {
+            Array(try await APIBody.collect(request, limit: limit, tooLarge: Self.tooLarge(limit)).readableBytesView)
+        }
         return try await scanning.holdingPlace {
-            let bytes = Array(try await APIBody.collect(request, limit: limit, tooLarge: Self.tooLarge(limit)).readableBytesView)
-            return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
+            try await idempotent.run(request, merchantID: merchantID, body: bytes) {
                 let start = ContinuousClock.now
                 let result: ScanResult
                 do {

@@ -1,0 +1,94 @@
+import CardCapture
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import Tokenizer
+
+@testable import CaptureServer
+
+/// A picture's body is read whole before it takes a scanner place (issue 64: eight uploads that
+/// declared a megabyte and sent one byte held every place for the 60 s body timeout, and every
+/// merchant's scans, photos and camera frames were 429 meanwhile).
+@Suite("Scan admission: stalled uploads hold no scanner place")
+struct ScanAdmissionTests {
+    /// A scan's head as sent through a trusted proxy for the client `address`.
+    static func head(key: String, address: String, length: Int) -> [UInt8] {
+        let lines = [
+            "POST /v1/scans HTTP/1.1", "Host: localhost", "Authorization: Bearer \(key)", "Content-Type: image/png",
+            "Content-Length: \(length)", "X-Forwarded-For: \(address)",
+        ]
+        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+    }
+
+    @Test("uploads that stall hold no scanner place; one address has at most four uploads at once")
+    func stalledUploads() async throws {
+        let fixture = try await APIFixture()
+        let picture = Array(try Data(contentsOf: URL(fileURLWithPath: "Fixtures/cards/h125-flat-jcb.png")))
+        let application = fixture.application(scanner: try CardScanner(), scanLimit: 2, trustedProxies: try TrustedProxies(["127.0.0.1"]))
+        try await application.test(.live) { client in
+            let port = try #require(client.port)
+            // Twice the scanner's places in uploads that send one byte of a megabyte and stall,
+            // from four addresses.
+            var stalled: [RawConnection] = []
+            for index in 0..<4 {
+                let connection = try RawConnection(port: port, timeout: 60)
+                let sent = await connection.send(Self.head(key: fixture.shop.publishable, address: "203.0.113.\(index)", length: 1_000_000) + [0x89])
+                #expect(sent)
+                stalled.append(connection)
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            // Another merchant's whole picture is read meanwhile.
+            let scan = try RawConnection(port: port, timeout: 60)
+            let sent = await scan.send(Self.head(key: fixture.other.publishable, address: "198.51.100.7", length: picture.count) + picture)
+            let answer = await scan.receive()
+            #expect(sent && answer.hasPrefix("HTTP/1.1 201"), "\(answer.prefix(300))")
+            #expect(answer.contains(#""object":"scan""#))
+
+            // One address: three more stalled uploads make four; its fifth is refused at once,
+            // before its body is read, and says why.
+            for _ in 0..<3 {
+                let connection = try RawConnection(port: port, timeout: 60)
+                _ = await connection.send(Self.head(key: fixture.shop.publishable, address: "203.0.113.0", length: 1_000_000) + [0x89])
+                stalled.append(connection)
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let fifth = try RawConnection(port: port, timeout: 60)
+            _ = await fifth.send(Self.head(key: fixture.shop.publishable, address: "203.0.113.0", length: picture.count) + picture)
+            let refused = await fifth.receive()
+            #expect(refused.hasPrefix("HTTP/1.1 429"), "\(refused.prefix(300))")
+            #expect(refused.contains("at once"), "\(refused.suffix(300))")
+            #expect(refused.lowercased().contains("retry-after: 1"))
+            _ = stalled
+        }
+    }
+
+    @Test("uploads in flight: four per address, four times the places in all, each slot given back")
+    func uploadSlots() async throws {
+        let scanning = ScanRoutes.Scanning(scanner: try CardScanner(), limit: 2)
+        #expect(scanning.uploadsInFlight == 8)
+        let gate = Gate()
+        func refused(_ address: String) async -> Bool {
+            do {
+                try await scanning.receiving(address: address) {}
+                return false
+            } catch let error as APIError {
+                return error.status == .tooManyRequests
+            } catch {
+                return false
+            }
+        }
+        var held: [Task<Void, any Error>] = []
+        for _ in 0..<4 { held.append(Task { try await scanning.receiving(address: "203.0.113.1") { await gate.wait() } }) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(await refused("203.0.113.1"), "a fifth from one address")
+        for index in 2..<6 { held.append(Task { try await scanning.receiving(address: "203.0.113.\(index)") { await gate.wait() } }) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(await refused("198.51.100.1"), "all eight slots taken")
+        gate.open()
+        for task in held { try await task.value }
+        let again = await refused("203.0.113.1")
+        let other = await refused("198.51.100.1")
+        #expect(!again && !other, "the slots are given back")
+    }
+}
