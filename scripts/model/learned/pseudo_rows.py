@@ -104,30 +104,72 @@ def grey48(img: Image.Image) -> np.ndarray:
     return np.asarray(g.resize((w, lines.HEIGHT), Image.BILINEAR), dtype=np.uint8)
 
 
+# How cards print numbers of each length (CardBrand.groupings, and the 6-6-6 of 18-digit cards seen in this
+# set). A label may miss a gap of its layout (a narrow gap the positions do not show), never add one.
+LAYOUTS = {13: [[4, 4, 5], [4, 3, 3, 3]], 14: [[4, 6, 4]], 15: [[4, 6, 5], [4, 4, 4, 3]], 16: [[4, 4, 4, 4], [6, 10]],
+           17: [[4, 4, 4, 5], [6, 11]], 18: [[6, 6, 6], [4, 4, 4, 4, 2], [6, 12]],
+           19: [[4, 4, 4, 4, 3], [6, 13], [6, 3, 3, 7]]}
+
+
 def odd_spacing(text: str) -> bool:
-    return any(len(g) < 3 for g in text.split(" "))
+    """Whether the label's gaps are not all gaps of a layout cards print its length in."""
+    groups = [len(g) for g in text.split(" ")]
+
+    def ends(sizes):
+        return set(np.cumsum(sizes)[:-1].tolist())
+
+    return not any(ends(groups) <= ends(layout) for layout in LAYOUTS.get(sum(groups), []))
 
 
+KEPT = {"agreed", "truth", "two of three (card-digits wrong)", "two of three (PP-OCRv4 wrong)"}
 GAP, NO_GAP = 1.3, 1.2  # step / median step: a space at GAP or more, none under NO_GAP, unclear between
 
 
+def forced_path(probs: np.ndarray, classes: list[int]) -> np.ndarray | None:
+    """CTC Viterbi alignment of `classes` (no blanks) on `probs` [T, C]: the label state of every frame
+    (2i+1 for the i-th character, even numbers for blanks), or None when the line is too short for them."""
+    logp = np.log(np.maximum(probs, 1e-12))
+    states = [0]
+    for k in classes:
+        states += [k, 0]
+    S, T = len(states), len(probs)
+    if T < len(classes):
+        return None
+    emit = logp[:, states]  # [T, S]
+    score = np.full((T, S), -np.inf)
+    back = np.zeros((T, S), np.int8)  # 0 stay, 1 from s-1, 2 from s-2
+    score[0, 0], score[0, 1] = emit[0, 0], emit[0, 1]
+    skip = np.array([s >= 2 and states[s] != 0 and states[s] != states[s - 2] for s in range(S)])
+    for t in range(1, T):
+        stay = score[t - 1]
+        one = np.concatenate([[-np.inf], score[t - 1, :-1]])
+        two = np.where(skip, np.concatenate([[-np.inf, -np.inf], score[t - 1, :-2]]), -np.inf)
+        best = np.stack([stay, one, two])
+        back[t] = best.argmax(0)
+        score[t] = best.max(0) + emit[t]
+    s = S - 1 if score[-1, S - 1] >= score[-1, S - 2] else S - 2
+    if not np.isfinite(score[-1, s]):
+        return None
+    path = np.zeros(T, np.int64)
+    for t in range(T - 1, -1, -1):
+        path[t] = s
+        s -= int(back[t, s])
+    return path
+
+
 def digit_centres(reader, grey: np.ndarray, digits: str) -> np.ndarray | None:
-    """x of each digit's centre (pixels of the 48-high line), averaged over 8 one-pixel shifts."""
+    """x of each digit's centre (pixels of the 48-high line): the frames CTC's forced alignment of the
+    digits gives each (8 px a frame), averaged over 8 one-pixel shifts. The alignment places the known
+    digits whatever the reader would read there, so a reader that misreads a digit still shows where it is."""
+    classes = [reader.table.index(c) + 1 for c in digits]
     found = []
     for s in range(8):
         g = np.concatenate([np.repeat(grey[:, :1], s, axis=1), grey], axis=1) if s else grey
-        best = reader.model(lines.to_input(g))[0][0].argmax(-1)
-        runs, prev = [], 0
-        for t, k in enumerate(best.tolist()):
-            if k != 0 and k != prev:
-                runs.append([reader.table[k - 1], t, t])
-            elif k != 0:
-                runs[-1][2] = t
-            prev = k
-        runs = [r for r in runs if r[0].isdigit()]
-        if "".join(r[0] for r in runs) == digits:
-            found.append([((a + b) / 2 + 0.5) * 8 - s for _, a, b in runs])
-    return np.mean(found, axis=0) if len(found) >= 4 else None
+        path = forced_path(reader.model(lines.to_input(g))[0][0], classes)
+        if path is None:
+            return None
+        found.append([(np.nonzero(path == 2 * i + 1)[0].mean() + 0.5) * 8 - s for i in range(len(digits))])
+    return np.mean(found, axis=0)
 
 
 def spaced(readers, grey: np.ndarray, digits: str) -> str | None:
@@ -140,6 +182,57 @@ def spaced(readers, grey: np.ndarray, digits: str) -> str | None:
     if np.any((ratio >= NO_GAP) & (ratio < GAP)):
         return None
     return "".join(d + (" " if i < len(ratio) and ratio[i] >= GAP else "") for i, d in enumerate(digits))
+
+
+def tesseract_digits(tessdata: Path, crop: Image.Image) -> str:
+    """The row read by the project's Tesseract card model (Sources/CardCapture/Resources/card.traineddata),
+    a third reader independent of both networks: grey, height 64, one line (--psm 7); digits only."""
+    import subprocess
+    import tempfile
+
+    g = crop.convert("L")
+    g = g.resize((max(1, round(g.width * 64 / g.height)), 64), Image.BILINEAR)
+    with tempfile.NamedTemporaryFile(suffix=".png") as f:
+        g.save(f.name)
+        out = subprocess.run(["tesseract", f.name, "stdout", "--tessdata-dir", str(tessdata), "-l", "card", "--psm", "7"],
+                             capture_output=True, text=True, check=True).stdout
+    return "".join(c for c in out if c.isdigit())
+
+
+def truth_groups(data: Path, part: dict, manifest: dict) -> dict[str, str]:
+    """detect/ file -> the number of the one whole/ picture of the part in its near-copy group (64-bit pHash
+    distance <= 8 over the eight turns and flips, split_train2.py's link, union-find over the part's detect/
+    and whole/ pictures). Groups holding whole/ pictures of two different numbers are left out."""
+    import split_train2 as st
+
+    files = [("detect", f) for f in sorted(part["detect"])] + [("whole", f) for f in sorted(part["whole"])]
+    views = []
+    for folder, f in files:
+        with Image.open(data / folder / f) as im:
+            views.append(st.phash_views(im.convert("L")))
+    dist = st.hamming_min(np.array(views))
+    uf = st.UnionFind(len(files))
+    for i, j in zip(*np.nonzero(np.triu(dist <= st.PHASH_LINK, 1))):
+        uf.union(int(i), int(j))
+    numbers: dict[int, set] = {}
+    for i, (folder, f) in enumerate(files):
+        if folder == "whole":
+            numbers.setdefault(uf.find(i), set()).add((manifest[f].get("number") or "").replace(" ", ""))
+    out = {}
+    for i, (folder, f) in enumerate(files):
+        group = numbers.get(uf.find(i), set())
+        if folder == "detect" and len(group) == 1 and next(iter(group)):
+            out[f] = next(iter(group))
+    return out
+
+
+def edits(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
 
 
 def whole_twins(data: Path, whole: list[str], boxes: dict) -> dict[str, list]:
@@ -180,12 +273,19 @@ def main() -> int:
     ap.add_argument("--keys", type=Path, default=ROOT / "Models" / "card-digits.keys.txt")
     ap.add_argument("--other", nargs=2, type=Path, metavar=("ONNX", "KEYS"),
                     default=[ROOT / ".vendor/models/ch_PP-OCRv4_rec_infer.onnx", ROOT / ".vendor/models/ch_PP-OCRv4_rec_keys.txt"])
+    ap.add_argument("--third-reader", type=Path, metavar="TESSDATA",
+                    help="also read each row with Tesseract's card model from this tessdata folder, and keep rows "
+                         "two of the three readers read alike (13-19 digits passing the check)")
+    ap.add_argument("--truth-groups", action="store_true",
+                    help="label detect/ rows with the number of the whole/ picture in their near-copy group, and the "
+                         "part's whole/ rows with their own (training lines only)")
     args = ap.parse_args()
 
     split = json.loads(args.split.read_text())[args.part]
     boxes = json.loads((args.data / "detect" / "boxes.json").read_text())
     manifest = {e["file"]: e for e in json.loads((args.data / "whole" / "manifest.json").read_text())}
     twins = whole_twins(args.data, split["whole"], boxes)
+    group_truth = truth_groups(args.data, split, manifest) if args.truth_groups else {}
 
     core = ov.Core()
     ours = evaluate.Reader(core, args.model, args.keys)
@@ -226,24 +326,44 @@ def main() -> int:
             b = "".join(c for c in other.read(grey) if c in digits_space).strip()
             b = " ".join(b.split())
             da, db = a.replace(" ", ""), b.replace(" ", "")
+            dt = tesseract_digits(args.third_reader, crop) if args.third_reader else ""
             label = ""
-            if da != db or not da.isdigit():
-                cat = "disagreed"
-                disagreed.append(f"{source}\t{a}\t{b}")
-            elif len(da) < 13:
-                cat = "too short"
-            elif len(da) > 19:
-                cat = "too long"
-            elif not luhn_ok(da):
-                cat = "Luhn-failed"
+            truth = None
+            if args.truth_groups and not args.plain:
+                truth = group_truth.get(f) if part == "detect" else (manifest[f].get("number") or "").replace(" ", "") or None
+
+            def labelled(digits: str, kept: str) -> str:
+                nonlocal label
+                label = spaced((ours, other), grey, digits)
+                return "spacing unclear" if label is None else "odd spacing" if odd_spacing(label) else kept
+
+            votes = Counter(d for d in (da, db, dt) if d)
+            top, top_votes = votes.most_common(1)[0] if votes else ("", 0)
+            if truth:
+                # The group's printed number, where a reader saw nearly that row (a near-copy link to
+                # another card, or a box on another row, is left out).
+                cat = labelled(truth, "truth") if min(edits(d, truth) for d in (da, db, dt)) <= 3 else "truth: no reader near"
+            elif da == db and da.isdigit():
+                if len(da) < 13:
+                    cat = "too short"
+                elif len(da) > 19:
+                    cat = "too long"
+                elif not luhn_ok(da):
+                    cat = "Luhn-failed"
+                else:
+                    cat = labelled(da, "agreed")
+                    if cat == "agreed" and label != a:
+                        count["agreed rows whose spaces differ from card-digits.onnx's"] += 1
+            elif args.third_reader and top_votes >= 2 and top.isdigit() and 13 <= len(top) <= 19 and luhn_ok(top):
+                # Two of three readers read the same 13-19 digits, passing the check: the third was wrong.
+                cat = labelled(top, "two of three (card-digits wrong)" if da != top else
+                               "two of three (PP-OCRv4 wrong)" if db != top else "two of three")
             else:
-                label = spaced((ours, other), grey, da)
-                cat = "spacing unclear" if label is None else "odd spacing" if odd_spacing(label) else "agreed"
-                if cat == "agreed" and label != a:
-                    count["agreed rows whose spaces differ from card-digits.onnx's"] += 1
+                cat = "disagreed"
+                disagreed.append(f"{source}\t{a}\t{b}\t{dt}")
             count[cat] += 1
             count[f"{part} rows"] += 1
-            rows.append(f"{source}\t{','.join(f'{v:.1f}' for v in box)}\t{cat}\t{a}\t{b}\t{label or ''}")
+            rows.append(f"{source}\t{','.join(f'{v:.1f}' for v in box)}\t{cat}\t{a}\t{b}\t{label or ''}\t{dt}")
             if part == "whole":
                 truth = (manifest[f].get("number") or "").replace(" ", "")
                 if args.whole_truth and truth:
@@ -254,7 +374,7 @@ def main() -> int:
                 if cat == "agreed":  # how often a kept pseudo-label is the printed number (whole/ only)
                     truth_check["agreed whole/ rows equal to the manifest's number" if da == truth
                                 else "agreed whole/ rows NOT equal to the manifest's number"] += 1
-            if cat != "agreed" or (args.plain and part == "whole"):
+            if cat not in KEPT or (args.plain and part == "whole"):
                 continue
             if args.plain:
                 emit(f"p2_{n:06d}", Image.fromarray(grey), label, source); n += 1
@@ -264,15 +384,15 @@ def main() -> int:
                 # real_lines.augment: edge padding, rotation, scale (20-60 px), contrast, polarity, blur, JPEG, noise
                 emit(f"p2_{n:06d}", real_lines.augment(rng, crop), label, source); n += 1
 
-    (args.out / "rows.tsv").write_text("source\tbox\tcategory\tcard-digits\tPP-OCRv4\tlabel\n" + "\n".join(rows) + "\n")
-    (args.out / "disagreed.tsv").write_text("source\tcard-digits\tPP-OCRv4\n" + "\n".join(disagreed) + "\n")
+    (args.out / "rows.tsv").write_text("source\tbox\tcategory\tcard-digits\tPP-OCRv4\tlabel\tTesseract\n" + "\n".join(rows) + "\n")
+    (args.out / "disagreed.tsv").write_text("source\tcard-digits\tPP-OCRv4\tTesseract\n" + "\n".join(disagreed) + "\n")
     if args.whole_truth:
         (args.whole_truth / "manifest.tsv").write_text("\n".join(truth_manifest) + "\n")
     summary = {"part": args.part, "lines written": n, **count, **truth_check,
                "kept lengths": dict(sorted(Counter(len(r.split("\t")[5].replace(" ", "")) for r in rows
-                                                   if r.split("\t")[2] == "agreed").items())),
+                                                   if r.split("\t")[2] in KEPT).items())),
                "kept group patterns": dict(Counter("-".join(str(len(g)) for g in r.split("\t")[5].split(" "))
-                                                   for r in rows if r.split("\t")[2] == "agreed").most_common())}
+                                                   for r in rows if r.split("\t")[2] in KEPT).most_common())}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     (args.out / "manifest.tsv").write_text("\n".join(out_manifest) + "\n")  # last: marks the folder complete
     for k, v in summary.items():
