@@ -165,6 +165,15 @@ extension PostgresVaultStore {
                 "ALTER TABLE webhook_delivery DROP CONSTRAINT IF EXISTS webhook_delivery_merchant_id_fkey",
             ]
         ),
+        Migration(
+            version: 4,
+            name: "page scans",
+            statements: [
+                // SQLite's 15: a scan a hosted page's camera made names its checkout session, and
+                // pays there only, never through POST /v1/tokens.
+                "ALTER TABLE scan ADD COLUMN checkout_session_id text"
+            ]
+        ),
     ]
 
     /// The newest schema version this build knows.

@@ -362,7 +362,7 @@ extension PostgresVaultStore {
 
     static let scanColumns = """
         id, merchant_id, status, brand, bin, last4, exp_month, exp_year, confidence, key_id, sealed_card, created_at, \
-        expires_at, used_at, token_id
+        expires_at, used_at, token_id, checkout_session_id
         """
 
     public func insertScan(_ scan: ScanRecord) async throws {
@@ -371,7 +371,7 @@ extension PostgresVaultStore {
             INSERT INTO scan (\(unescaped: Self.scanColumns))
             VALUES (\(scan.id), \(scan.merchantID), \(scan.status), \(scan.brand), \(scan.bin), \(scan.last4), \(scan.expMonth),
               \(scan.expYear), \(scan.confidence), \(scan.keyID), \(scan.sealedCard), \(scan.createdAt.stored),
-              \(scan.expiresAt.stored), \(scan.usedAt?.stored), \(scan.tokenID))
+              \(scan.expiresAt.stored), \(scan.usedAt?.stored), \(scan.tokenID), \(scan.checkoutSessionID))
             """
         )
     }
@@ -382,9 +382,9 @@ extension PostgresVaultStore {
     }
 
     static func scan(_ row: PostgresRow) throws -> ScanRecord {
-        let (id, merchant, status, brand, bin, last4, month, year, confidence, keyID, card, created, expires, used, tokenID) =
+        let (id, merchant, status, brand, bin, last4, month, year, confidence, keyID, card, created, expires, used, tokenID, session) =
             try row.decode(
-                (String, String, String, String?, String?, String?, Int?, Int?, Double, String, Data?, Date, Date, Date?, String?).self
+                (String, String, String, String?, String?, String?, Int?, Int?, Double, String, Data?, Date, Date, Date?, String?, String?).self
             )
         return ScanRecord(
             id: id,
@@ -401,7 +401,8 @@ extension PostgresVaultStore {
             createdAt: created.stored,
             expiresAt: expires.stored,
             usedAt: used?.stored,
-            tokenID: tokenID
+            tokenID: tokenID,
+            checkoutSessionID: session
         )
     }
 

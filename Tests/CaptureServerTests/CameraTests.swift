@@ -94,6 +94,76 @@ struct CameraTests {
         }
     }
 
+    /// Issue 64: anyone with the session's address opened the page, posted one junk frame and
+    /// received the buyer's accepted card and its reference; with it they paid, or made a
+    /// token through the API with the merchant's publishable key.
+    @Test("the card one browser's camera read is that browser's alone; its scan pays on its page only, and a new start or a refused payment drops it")
+    func browserBound() async throws {
+        let fixture = try await APIFixture()
+        let card = try ScanAPITests.manifest("t012-flat-visa.png")
+        let pan = try #require(card.pan)
+        let frames = try Self.frames(of: card.file)
+        try await fixture.application(scanner: ScanAPITests.scanner.get()).test(.router) { client in
+            let id = try await client.openSession(fixture, CheckoutPageTests.sessionBody)
+            let buyer = try await client.visit(.get, "/pay/\(id)")
+            let token = try buyer.formToken()
+            /// Frames of the card from the buyer until one is accepted: its reference.
+            func accept(start: Bool = false) async throws -> String? {
+                for (index, frame) in frames.enumerated() {
+                    var headers = HTTPFields()
+                    headers[.contentType] = "image/jpeg"
+                    headers[HTTPField.Name("X-Capture-Form-Token")!] = token
+                    headers[.cookie] = buyer.cookie
+                    if start && index == 0 { headers[HTTPField.Name("X-Capture-Camera-Start")!] = "1" }
+                    let read = try await client.execute(uri: "/pay/\(id)/frames", method: .post, headers: headers, body: ByteBuffer(bytes: frame)) {
+                        (try? JSONSerialization.jsonObject(with: Data($0.body.readableBytesView))) as? [String: Any] ?? [:]
+                    }
+                    if read["status"] as? String == "accepted" { return (read["card"] as? [String: Any])?["scan"] as? String }
+                }
+                return nil
+            }
+            let reference = try #require(try await accept())
+
+            // Another browser on the same session: a junk frame gets no card.
+            let stranger = try await client.visit(.get, "/pay/\(id)")
+            #expect(stranger.cookie != buyer.cookie)
+            let grey = Bitmap(width: 64, height: 40, format: .grey8, pixels: [UInt8](repeating: 128, count: 64 * 40))
+            let junk = try JPEGEncoder.encode(grey, quality: 80)
+            let (status, read) = try await client.frame(id, junk, token: try stranger.formToken(), cookie: stranger.cookie)
+            #expect(status == .ok && read["status"] as? String == "reading" && read["card"] == nil, "\(read)")
+            // The buyer's reference from the other browser pays nothing.
+            var taken = try stranger.card("")
+            taken["number"] = nil
+            taken["scan"] = reference
+            let refused = try await client.visit(.post, "/pay/\(id)", cookie: stranger.cookie, form: taken)
+            #expect(refused.status == .unprocessableContent && refused.html.contains("scan the card again or type its number"))
+            // The API does not know the page's scan, with either key.
+            let scanID = String(reference.prefix { $0 != "." })
+            for key in [fixture.shop.publishable, fixture.shop.secret] {
+                let (tokenStatus, body) = try await client.send(.post, "/v1/tokens", key: key, json: #"{"scan": "\#(scanID)", "cvc": "123"}"#)
+                #expect(tokenStatus == .notFound && String(decoding: body, as: UTF8.self).contains("scan_not_found"))
+            }
+
+            // The camera started again: the earlier card is dropped, and the new reading is voted anew.
+            let (_, restarted) = try await client.frame(id, junk, token: token, cookie: buyer.cookie)
+            #expect((restarted["card"] as? [String: Any])?["scan"] as? String == reference, "without a start, the card stays")
+            let second = try #require(try await accept(start: true))
+            #expect(second != reference)
+
+            // A payment refused on the form (the CVC missing) drops the camera's card: the next
+            // frame is read anew, and the page asks to scan again.
+            var incomplete = try buyer.card("")
+            incomplete["number"] = nil
+            incomplete["scan"] = second
+            incomplete["cvc"] = ""
+            let unpaid = try await client.visit(.post, "/pay/\(id)", cookie: buyer.cookie, form: incomplete)
+            #expect(unpaid.status == .unprocessableContent)
+            let (_, after) = try await client.frame(id, junk, token: token, cookie: buyer.cookie)
+            #expect(after["status"] as? String == "reading" && after["card"] == nil, "\(after)")
+            #expect(!fixture.logs.all.joined().contains(pan))
+        }
+    }
+
     @Test("frames need the page's token and an image; a card's back is never accepted")
     func refusals() async throws {
         let fixture = try await APIFixture()

@@ -47,6 +47,37 @@ struct VaultScanTests {
     }
 
     @Test(
+        "a hosted page's scan is its session's alone: the API and other sessions find no such scan; its session's payment uses it once",
+        arguments: StoreKind.allCases
+    )
+    func pageScan(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let scan = try await fixture.vault.recordScan(for: fixture.merchantID, result: Self.found(), checkoutSession: "cs_page")
+        for session in [nil, "cs_other"] {
+            let refused = await #expect(throws: VaultError.self) {
+                try await fixture.vault.createToken(for: fixture.merchantID, scan: scan.id, cvc: "123", checkoutSession: session)
+            }
+            #expect(refused?.code == .scanNotFound)
+        }
+        await #expect(throws: VaultError.self) {
+            try await fixture.vault.scannedCard(for: fixture.merchantID, scan: scan.id, checkoutSession: "cs_other")
+        }
+        // An API scan is no page's.
+        let api = try await fixture.vault.recordScan(for: fixture.merchantID, result: Self.found())
+        await #expect(throws: VaultError.self) {
+            try await fixture.vault.scannedCard(for: fixture.merchantID, scan: api.id, checkoutSession: "cs_page")
+        }
+        let read = try await fixture.vault.scannedCard(for: fixture.merchantID, scan: scan.id, checkoutSession: "cs_page")
+        #expect(read.number == "4242424242424242" && read.holder == "SAM LEE")
+        let token = try await fixture.vault.createToken(for: fixture.merchantID, scan: scan.id, cvc: "123", checkoutSession: "cs_page")
+        #expect(token.card.last4 == "4242")
+        let again = await #expect(throws: VaultError.self) {
+            try await fixture.vault.createToken(for: fixture.merchantID, scan: scan.id, cvc: "123", checkoutSession: "cs_page")
+        }
+        #expect(again?.code == .scanAlreadyUsed)
+    }
+
+    @Test(
         "refusals: another merchant's scan, an expired scan, a scan without a number or expiry, a bad CVC (which leaves the scan usable)",
         arguments: StoreKind.allCases
     )

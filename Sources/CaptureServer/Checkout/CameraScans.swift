@@ -3,7 +3,9 @@ import Foundation
 import OCRBridge
 import Synchronization
 
-/// The hosted pages' camera readings in progress: a ``FrameVote`` per checkout session, held
+/// The hosted pages' camera readings in progress: a ``FrameVote`` per checkout session and
+/// browser (the page's cookie: another browser holding the session's address never sees the
+/// card one buyer's camera read), held
 /// in memory until the card is accepted or the session's camera time is over. Frames are
 /// never kept: only what the vote needs of each reading.
 ///
@@ -120,6 +122,12 @@ final class CameraScans: Sendable {
         readings.withLock { readings in
             readings[session] = Reading(started: readings[session]?.started ?? .now, frames: accepted.frames, accepted: accepted)
         }
+    }
+
+    /// Drops the reading of `session` and its accepted card: the buyer starts again (the page
+    /// loaded anew, or the card paid or refused).
+    func forget(_ session: String) {
+        _ = readings.withLock { readings in readings.removeValue(forKey: session) }
     }
 
     /// Lets the session send a frame again after one that failed before it was counted.

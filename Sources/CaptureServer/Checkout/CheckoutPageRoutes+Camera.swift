@@ -67,6 +67,11 @@ extension CheckoutPageRoutes {
         // on its way (another browser's, or a bad network's) holds only an upload slot of its
         // own address, not the buyer's camera or the pages' share.
         let address = client(request, context)
+        // The reading is this browser's: its cookie is checked with the form token already.
+        guard let browser = browserNonce(request) else {
+            throw APIError(.forbidden, .invalidRequest, code: "invalid_form_token", message: "reload the page and scan the card again")
+        }
+        let reading = id + " " + browser
         try scanning.admitFrame(session: id, address: address)
         let limit = camera.limits.frame.maxBytes
         let bytes = try await scanning.receiving(address: address) {
@@ -78,7 +83,8 @@ extension CheckoutPageRoutes {
             )
             return Array(try await APIBody.collect(request, limit: limit, tooLarge: tooLarge).readableBytesView)
         }
-        switch camera.admit(id) {
+        if request.headers[Self.cameraStartHeader] == "1" { camera.forget(reading) }
+        switch camera.admit(reading) {
         case .success(let accepted?):
             return try answer(accepted)
         case .failure(.over(let frames)):
@@ -93,7 +99,7 @@ extension CheckoutPageRoutes {
         case .success(nil):
             break
         }
-        let inFull = camera.readsInFull(id)
+        let inFull = camera.readsInFull(reading)
         let result: ScanResult?
         do {
             result = try await scanning.holdingFramePlace(session: id) {
@@ -109,10 +115,10 @@ extension CheckoutPageRoutes {
                 }
             }
         } catch {
-            camera.release(id)
+            camera.release(reading)
             throw error
         }
-        switch camera.record(id, result, inFull: inFull) {
+        switch camera.record(reading, result, inFull: inFull) {
         case .reading(let frames, let numberRead):
             let message =
                 result?.status == .specimen
@@ -123,17 +129,18 @@ extension CheckoutPageRoutes {
             let scan = try await APIError.mapping {
                 try await payments.vault.recordScan(
                     for: session.merchantID,
-                    result: ScanResult(status: .found, pan: agreed.pan, expiry: agreed.expiry, confidence: 1, milliseconds: 0, holder: agreed.holder)
+                    result: ScanResult(status: .found, pan: agreed.pan, expiry: agreed.expiry, confidence: 1, milliseconds: 0, holder: agreed.holder),
+                    checkoutSession: id
                 )
             }
             let accepted = CameraScans.Accepted(
-                reference: payments.pageScanReference(sessionID: id, scanID: scan.id),
+                reference: payments.pageScanReference(sessionID: id, scanID: scan.id, nonce: browser),
                 brand: agreed.pan.brand,
                 last4: agreed.pan.last4,
                 expiry: agreed.expiry,
                 frames: frames
             )
-            camera.accept(id, accepted)
+            camera.accept(reading, accepted)
             metrics.cameraAccepted(after: after)
             return try answer(accepted)
         }

@@ -22,6 +22,9 @@ extension CheckoutPageRoutes {
 
     /// The header the script sends the form's token in.
     static let formTokenHeader = HTTPField.Name("X-Capture-Form-Token")!
+    /// Sent with the first frame after the page's camera starts: the browser's earlier reading
+    /// (and a card it accepted) is dropped, so the card shown now is the one read.
+    static let cameraStartHeader = HTTPField.Name("X-Capture-Camera-Start")!
 
     /// What a page's picture (a photo, or a camera frame) needs before it is read: an open
     /// session, the page's token with its cookie, an image type and a scanner. Throws the

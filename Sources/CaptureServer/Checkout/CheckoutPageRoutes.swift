@@ -78,6 +78,9 @@ struct CheckoutPageRoutes {
         let id = context.parameters.get("id") ?? ""
         do {
             let page = try await payments.checkoutPage(id)
+            // The page loaded anew: this browser's camera starts again (a card it read before
+            // does not come back by itself).
+            if let browser = browserNonce(request) { camera.forget(id + " " + browser) }
             // Back from the page's own form (?sent=1): a session it ended sends the buyer on.
             let sent = request.uri.queryParameters["sent"] != nil
             return render(page.session, merchant: page.merchantName, transaction: page.transaction, status: .ok, request: request, forward: sent)
@@ -123,23 +126,32 @@ struct CheckoutPageRoutes {
                 return again(.forbidden, CheckoutPages.Form(name: form.name), Self.staleForm)
             }
             var checked = submission
+            var scanID: String?
             if let reference = submission.scan, !reference.isEmpty {
-                // The camera's card: its number from the vault, never from the page.
-                guard let scanID = payments.pageScanID(reference, sessionID: id),
-                    let scanned = try? await payments.vault.scannedCard(for: session.merchantID, scan: scanID)
+                // The camera's card, read by this browser's camera for this session: its number
+                // from the vault, never from the page. Whatever this attempt comes to, the
+                // camera starts again (a card refused here never comes back by itself).
+                let browser = browserNonce(request) ?? ""
+                camera.forget(id + " " + browser)
+                guard let found = payments.pageScanID(reference, sessionID: id, nonce: browser),
+                    let scanned = try? await payments.vault.scannedCard(for: session.merchantID, scan: found, checkoutSession: id)
                 else {
-                    form.numberError = "the camera's reading has expired; scan the card again or type its number"
+                    form.numberError = "the camera's reading has expired or been used; scan the card again or type its number"
                     return again(.unprocessableContent, form, nil)
                 }
+                scanID = found
                 checked.number = scanned.number
                 checked.name = (submission.name ?? "").isEmpty ? scanned.holder : submission.name
             }
             guard let card = check(checked, session: session, into: &form) else {
                 // The camera's number is not written into the page: the buyer scans again or types it.
-                if submission.scan != nil { form.number = "" }
+                if scanID != nil {
+                    form.number = ""
+                    form.numberError = form.numberError ?? "scan the card again, or type its number"
+                }
                 return again(.unprocessableContent, form, nil)
             }
-            switch try await payments.payCheckoutSession(id, card: card) {
+            switch try await payments.payCheckoutSession(id, card: card, scan: scanID) {
             case .paid:
                 // To this page, which says the payment is done and sends the buyer on: a
                 // browser may refuse a form's redirect to the merchant's site (its address, or
@@ -260,6 +272,11 @@ struct CheckoutPageRoutes {
     static func refusal<Value>(_ result: Result<Value, CardValidationError>?) -> String? {
         guard case .failure(let error)? = result else { return nil }
         return error.message
+    }
+
+    /// The nonce of the page cookie the browser sent, when this vault issued it.
+    func browserNonce(_ request: Request) -> String? {
+        request.cookies[cookieName].flatMap { payments.pageCookieNonce($0.value) }
     }
 
     func formTokenIsValid(_ token: String?, sessionID: String, request: Request) -> Bool {

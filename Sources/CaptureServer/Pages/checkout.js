@@ -170,6 +170,9 @@
     let hint = null;
     // Set after 20 s without a card: from then on the page keeps saying so.
     let late = null;
+    // The first frame after the camera starts tells the server to drop this browser's earlier
+    // reading: a card shown now replaces the one read before.
+    let fresh = false;
     // Offered only where the browser lists a camera: elsewhere the page stays as it was.
     if (media.enumerateDevices) {
       media.enumerateDevices().then(function (devices) {
@@ -236,9 +239,13 @@
         answer = await fetch(form.getAttribute("action") + "/frames", {
           method: "POST",
           credentials: "same-origin",
-          headers: { "Content-Type": "image/jpeg", "X-Capture-Form-Token": form.elements["csrf"].value },
+          headers: Object.assign(
+            { "Content-Type": "image/jpeg", "X-Capture-Form-Token": form.elements["csrf"].value },
+            fresh ? { "X-Capture-Camera-Start": "1" } : {}
+          ),
           body: frame,
         });
+        fresh = false;
         read = await answer.json();
       } catch (error) {
         read = null;
@@ -278,6 +285,7 @@
       start.hidden = true;
       status.textContent = "Hold the card inside the frame, flat and in good light.";
       late = null;
+      fresh = true;
       hint = setTimeout(function () {
         late = "No card has been read in 20 seconds. Hold it still and closer, or type it instead.";
         if (stream) status.textContent = late;

@@ -188,13 +188,15 @@ extension Payments {
     static let checkoutPaymentLease: TimeInterval = 120
 
     /// Pays a session with a card typed on its page: one attempt counted, the card checked
-    /// against the session's brands, tokenized bound to the amount, and charged.
+    /// against the session's brands, tokenized bound to the amount, and charged. With `scan`
+    /// (a scan the page's camera made for this session, whose number `card` holds), the token
+    /// is made from the scan, which it spends: a scan pays once, paid or refused.
     ///
     /// - Throws: ``VaultError`` `checkout_session_not_found` / `checkout_session_not_open`
     ///   (complete, expired, canceled, out of attempts, or another payment under way), or the
     ///   card's ``CardValidationError``, or `invalid_request` (param `number`) for a brand the
     ///   session does not take. A refused card still counts as an attempt.
-    public func payCheckoutSession(_ id: String, card: CardInput) async throws -> CheckoutPayment {
+    public func payCheckoutSession(_ id: String, card: CardInput, scan: String? = nil) async throws -> CheckoutPayment {
         let now = vault.configuration.now()
         let claim = try await storing("start the payment") {
             try await store.claimCheckoutPayment(
@@ -223,7 +225,21 @@ extension Payments {
         }
         do {
             if let refusal = Self.brandRefusal(card.number, session: session) { throw refusal }
-            let token = try await vault.createToken(for: session.merchantID, card: card, amount: session.amount, currency: session.currency)
+            let token =
+                if let scan {
+                    try await vault.createToken(
+                        for: session.merchantID,
+                        scan: scan,
+                        cvc: card.cvc,
+                        expiry: (card.expMonth, card.expYear),
+                        holder: card.holder,
+                        amount: session.amount,
+                        currency: session.currency,
+                        checkoutSession: id
+                    )
+                } else {
+                    try await vault.createToken(for: session.merchantID, card: card, amount: session.amount, currency: session.currency)
+                }
             var request = ChargeRequest(
                 token: token.id,
                 amount: session.amount,

@@ -68,19 +68,20 @@ extension Payments {
         return "\(issued)." + vault.keys.pageFormCode(sessionID: sessionID, nonce: nonce, issued: issued)
     }
 
-    /// What the page's form sends to pay with a scan its camera made for `sessionID`:
-    /// `scan_….code`, the code binding the scan to this session alone.
-    public func pageScanReference(sessionID: String, scanID: String) -> String {
-        scanID + "." + vault.keys.pageScanCode(sessionID: sessionID, scanID: scanID)
+    /// What the page's form sends to pay with a scan its camera made for `sessionID` in the
+    /// browser whose cookie holds `nonce`: `scan_….code`, the code binding the scan to this
+    /// session and this browser alone.
+    public func pageScanReference(sessionID: String, scanID: String, nonce: String) -> String {
+        scanID + "." + vault.keys.pageScanCode(sessionID: sessionID, scanID: scanID, nonce: nonce)
     }
 
-    /// The scan a form's reference names, when the reference was made for `sessionID`; nil
-    /// for anything else.
-    public func pageScanID(_ reference: String, sessionID: String) -> String? {
+    /// The scan a form's reference names, when the reference was made for `sessionID` in the
+    /// browser whose cookie holds `nonce`; nil for anything else.
+    public func pageScanID(_ reference: String, sessionID: String, nonce: String) -> String? {
         let parts = reference.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].hasPrefix("scan_"), parts[0].utf8.count <= 64 else { return nil }
         let scanID = String(parts[0])
-        return vault.keys.pageScanCodeIsValid(String(parts[1]), sessionID: sessionID, scanID: scanID) ? scanID : nil
+        return vault.keys.pageScanCodeIsValid(String(parts[1]), sessionID: sessionID, scanID: scanID, nonce: nonce) ? scanID : nil
     }
 
     /// Whether a posted form's token belongs to this session and this browser's cookie, and is

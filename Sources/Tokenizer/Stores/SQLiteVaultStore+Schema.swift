@@ -295,6 +295,11 @@ extension SQLiteVaultStore {
                     """#
             )
         }
+        migrator.registerMigration("v15: page scans") { db in
+            // A scan a hosted page's camera made names its checkout session: it pays there
+            // only, never through POST /v1/tokens.
+            try db.execute(sql: "ALTER TABLE scan ADD COLUMN checkout_session_id TEXT")
+        }
         return migrator
     }
 }

@@ -185,6 +185,9 @@ public struct ScanRecord: Sendable, Codable, Equatable {
     public var usedAt: Date?
     /// The token the scan was made into.
     public var tokenID: String?
+    /// The checkout session whose hosted page read the card with its camera: such a scan
+    /// pays on that page only, never through `POST /v1/tokens`.
+    public var checkoutSessionID: String?
 
     /// Every field, as the stores read them back.
     package init(
@@ -202,7 +205,8 @@ public struct ScanRecord: Sendable, Codable, Equatable {
         createdAt: Date,
         expiresAt: Date,
         usedAt: Date? = nil,
-        tokenID: String? = nil
+        tokenID: String? = nil,
+        checkoutSessionID: String? = nil
     ) {
         self.id = id
         self.merchantID = merchantID
@@ -219,6 +223,7 @@ public struct ScanRecord: Sendable, Codable, Equatable {
         self.expiresAt = expiresAt
         self.usedAt = usedAt
         self.tokenID = tokenID
+        self.checkoutSessionID = checkoutSessionID
     }
 
     enum CodingKeys: String, CodingKey {
@@ -232,6 +237,7 @@ public struct ScanRecord: Sendable, Codable, Equatable {
         case expiresAt = "expires_at"
         case usedAt = "used_at"
         case tokenID = "token_id"
+        case checkoutSessionID = "checkout_session_id"
     }
 }
 

@@ -122,14 +122,15 @@ public struct KeyRing: Sendable {
     }
 
     /// The code that binds a scan the hosted page's camera made to the session it was made
-    /// for (HMAC-SHA256, hex): the form may then pay with the scan instead of a typed number.
-    func pageScanCode(sessionID: String, scanID: String) -> String {
-        pageCode("scan \(sessionID):\(scanID)")
+    /// for and the browser whose camera made it (`nonce`, its cookie) (HMAC-SHA256, hex): that
+    /// browser's form may then pay with the scan instead of a typed number.
+    func pageScanCode(sessionID: String, scanID: String, nonce: String) -> String {
+        pageCode("scan \(sessionID):\(scanID):\(nonce)")
     }
 
-    /// Whether `code` is ``pageScanCode(sessionID:scanID:)``'s, compared in constant time.
-    func pageScanCodeIsValid(_ code: String, sessionID: String, scanID: String) -> Bool {
-        pageCodeIsValid(code, for: "scan \(sessionID):\(scanID)")
+    /// Whether `code` is ``pageScanCode(sessionID:scanID:nonce:)``'s, compared in constant time.
+    func pageScanCodeIsValid(_ code: String, sessionID: String, scanID: String, nonce: String) -> Bool {
+        pageCodeIsValid(code, for: "scan \(sessionID):\(scanID):\(nonce)")
     }
 
     /// The tag that shows a page cookie's nonce was issued by this vault (HMAC-SHA256, hex):

@@ -5,7 +5,11 @@ extension Vault {
     /// Keeps what the scanner read of a card, the number sealed, for the merchant to make
     /// into a token (``createToken(for:scan:cvc:expiry:holder:amount:currency:)``) within a
     /// token's life. A scan that read no number is kept too, so its id answers clearly.
-    public func recordScan(for merchantID: String, result: ScanResult) async throws(VaultError) -> Scan {
+    ///
+    /// - Parameter checkoutSession: the checkout session whose hosted page read the card (its
+    ///   camera): the scan then pays on that page only (``Payments/payCheckoutSession(_:card:scan:)``),
+    ///   never through ``createToken(for:scan:cvc:expiry:holder:amount:currency:)``.
+    public func recordScan(for merchantID: String, result: ScanResult, checkoutSession: String? = nil) async throws(VaultError) -> Scan {
         let now = configuration.now()
         let id = ObjectID.random(.scan, at: now).rawValue
         let pan = result.status == .found ? result.pan : nil
@@ -28,7 +32,8 @@ extension Vault {
             createdAt: now,
             expiresAt: now.addingTimeInterval(configuration.tokenLifetime.seconds),
             usedAt: nil,
-            tokenID: nil
+            tokenID: nil,
+            checkoutSessionID: checkoutSession
         )
         try await storing("save the scan") { try await store.insertScan(record) }
         var scan = Scan(record)
@@ -38,6 +43,8 @@ extension Vault {
 
     /// Makes a scan into a single-use token, once: the scan's number (and holder's name, if
     /// read) with the CVC given here. The expiry is the one given here, else the scan's.
+    /// A scan a hosted page's camera made is used only by that page's payment
+    /// (`checkoutSession`, its session's id); for anyone else it does not exist.
     ///
     /// - Throws: ``VaultError`` `scanNotFound`, `scanExpired`, `scanAlreadyUsed`,
     ///   `scanWithoutNumber`, or `invalidRequest` (param `exp_month`) when neither the scan
@@ -50,9 +57,10 @@ extension Vault {
         expiry: (month: Int, year: Int)? = nil,
         holder: String? = nil,
         amount: Int? = nil,
-        currency: String? = nil
+        currency: String? = nil,
+        checkoutSession: String? = nil
     ) async throws -> Token {
-        let (scan, read) = try await openScan(scanID, merchantID: merchantID)
+        let (scan, read) = try await openScan(scanID, merchantID: merchantID, checkoutSession: checkoutSession)
         let now = configuration.now()
         let expiryGiven = expiry ?? scan.expMonth.flatMap { month in scan.expYear.map { (month, $0) } }
         guard let (month, year) = expiryGiven else {
@@ -79,8 +87,12 @@ extension Vault {
     /// A scan that can still be used, and its card opened.
     ///
     /// - Throws: ``VaultError`` `scanNotFound`, `scanAlreadyUsed`, `scanExpired` or `scanWithoutNumber`.
-    private func openScan(_ scanID: String, merchantID: String) async throws -> (ScanRecord, SealedCard) {
-        guard let scan = try await storing("read the scan", { try await store.scan(id: scanID, merchantID: merchantID) }) else {
+    private func openScan(_ scanID: String, merchantID: String, checkoutSession: String?) async throws -> (ScanRecord, SealedCard) {
+        // A page's scan is the buyer's, on that page: to the API, and to another session, it is
+        // not there.
+        guard let scan = try await storing("read the scan", { try await store.scan(id: scanID, merchantID: merchantID) }),
+            scan.checkoutSessionID == checkoutSession
+        else {
             throw Self.scanRefusal(.notFound, scanID)
         }
         if scan.usedAt != nil { throw Self.scanRefusal(.alreadyUsed, scanID) }
@@ -90,13 +102,14 @@ extension Vault {
         return (scan, try Self.decode(try keys.open(sealed, for: .card, context: scan.id)))
     }
 
-    /// The number and holder's name a scan read, for the hosted page to pay with, within the
-    /// scan's life (a token's). The scan is not spent: the session it is bound to limits the
-    /// attempts, and its card data goes when the scan expires.
+    /// The number and holder's name a scan of the hosted page of `checkoutSession` read, for
+    /// the page to check before paying with it. Reading does not spend the scan; the payment
+    /// does (``Payments/payCheckoutSession(_:card:scan:)``).
     ///
-    /// - Throws: ``VaultError`` `scanNotFound`, `scanAlreadyUsed`, `scanExpired` or `scanWithoutNumber`.
-    public func scannedCard(for merchantID: String, scan scanID: String) async throws -> (number: String, holder: String?) {
-        let (_, card) = try await openScan(scanID, merchantID: merchantID)
+    /// - Throws: ``VaultError`` `scanNotFound` (also for another session's scan, or one the
+    ///   API made), `scanAlreadyUsed`, `scanExpired` or `scanWithoutNumber`.
+    public func scannedCard(for merchantID: String, scan scanID: String, checkoutSession: String) async throws -> (number: String, holder: String?) {
+        let (_, card) = try await openScan(scanID, merchantID: merchantID, checkoutSession: checkoutSession)
         return (card.number, card.holder)
     }
 
