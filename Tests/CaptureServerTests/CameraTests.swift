@@ -164,6 +164,19 @@ struct CameraTests {
         }
     }
 
+    @Test("a card whose read expiry has passed is said so when the camera accepts it, not first at Pay")
+    func pastExpiry() throws {
+        let today = CalendarDate(year: 2026, month: 12, day: 6)
+        let past = CheckoutPageRoutes.acceptedMessage(expiry: try Expiry(month: 2, year: 2023), today: today)
+        #expect(past.contains("02/23") && past.contains("has passed"))
+        let lastMonth = CheckoutPageRoutes.acceptedMessage(expiry: try Expiry(month: 11, year: 2026), today: today)
+        #expect(lastMonth.contains("has passed"))
+        for expiry in [try Expiry(month: 12, year: 2026), nil] {
+            let message = CheckoutPageRoutes.acceptedMessage(expiry: expiry, today: today)
+            #expect(message == "Check the card read by the camera, then add the security code.")
+        }
+    }
+
     @Test("frames need the page's token and an image; a card's back is never accepted")
     func refusals() async throws {
         let fixture = try await APIFixture()

@@ -154,9 +154,19 @@ extension CheckoutPageRoutes {
                 frames: accepted.frames,
                 numberRead: true,
                 card: CameraCard(accepted),
-                message: "Check the card read by the camera, then add the security code."
+                message: Self.acceptedMessage(expiry: accepted.expiry, today: CardClock.system.today())
             )
         )
+    }
+
+    /// What the page says of a card the camera read: an expiry in the past is said at once
+    /// (the field holds it, to correct a misread), not first at Pay.
+    static func acceptedMessage(expiry: Expiry?, today: CalendarDate) -> String {
+        if let expiry, (try? expiry.validate(on: today)) == nil {
+            return "The camera read the expiry \(expiry.formatted), which has passed: "
+                + "correct it if it was misread, or use a card that is still valid."
+        }
+        return "Check the card read by the camera, then add the security code."
     }
 
     private func answer(_ body: FrameAnswer) throws -> Response {

@@ -200,7 +200,7 @@
       number.focus();
     }
 
-    function accepted(card) {
+    function accepted(card, message) {
       stop();
       cameraRow.hidden = true;
       if (photoRow) photoRow.hidden = true;
@@ -210,6 +210,8 @@
       numberField.hidden = true;
       document.getElementById("scanned-card").textContent =
         card.brand_name + " " + card.masked + (card.expiry ? ", expires " + card.expiry : "") + " (read by the camera)";
+      // What to check: an expiry already past is said now, not first at Pay.
+      document.getElementById("scanned-note").textContent = message || "";
       scanned.hidden = false;
       if (card.expiry) {
         expiry.value = card.expiry;
@@ -252,7 +254,7 @@
       }
       if (!stream) return;
       if (answer && answer.ok && read.status === "accepted") {
-        accepted(read.card);
+        accepted(read.card, read.message);
         return;
       }
       if (answer && answer.ok) {

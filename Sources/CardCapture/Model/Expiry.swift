@@ -40,7 +40,8 @@ public struct Expiry: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Outer white space is ignored.
     ///
     /// - Throws: ``CardValidationError`` `incomplete_expiry` while the input can still become a
-    ///   valid expiry (`1`, `12/2`, `12 2`, `12/20`, `0/27`); `expired_card`; `invalid_expiry_month`
+    ///   valid expiry (`1`, `12/2`, `12 2`, `12/202`, `0/27`); `expired_card` (`12/20` too:
+    ///   December 2020, not the start of 12/2030); `invalid_expiry_month`
     ///   or `invalid_expiry_year` otherwise.
     public static func parse(_ input: String, today: CalendarDate) throws(CardValidationError) -> Expiry {
         let text = input.trimmingCharacters(in: Self.outerSpace)
@@ -153,7 +154,7 @@ public struct Expiry: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// A year part against today: valid (this year to ``maximumYearsAhead`` years on),
-    /// still being typed (one digit, "20", "20" and a digit), past, too far, or wrong.
+    /// still being typed (one digit, "20" and a digit), past, too far, or wrong.
     private enum Year {
         case valid(Int)
         case partial
@@ -172,10 +173,10 @@ public struct Expiry: Sendable, Hashable, Comparable, CustomStringConvertible {
             case 0, 1:
                 self = .partial
                 return
-            case 2 where text == century:
-                self = .partial
-                return
             case 2:
+                // Two digits are a year of this century, "20" too: an expiry is read once it
+                // is given whole (a form sent, a line entered), so 05/20 is May 2020, expired,
+                // not the start of 05/2030.
                 year = (today.year / 100) * 100 + (Int(text) ?? 0)
             case 3:
                 self = text.hasPrefix(century) ? .partial : .invalid
