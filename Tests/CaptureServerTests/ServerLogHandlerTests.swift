@@ -84,6 +84,19 @@ struct ServerLogHandlerTests {
             #expect(object["path"] as? String == "/v1/tokens/tok_424242******4242")
             let all = lines.all.joined()
             #expect(!all.contains("4242424242424242") && !all.contains("sk_leak") && !all.contains(fixture.shop.secret))
+
+            // Percent-encoded or full-width, the number is masked all the same (issue 64: the
+            // log read `%34%32…` back as it came).
+            let encoded = "/v1/tokens/" + "4242424242424242".map { "%3\($0)" }.joined()
+            let fullWidth = "/v1/tokens/" + "4242424242424242".map { $0 == "4" ? "%EF%BC%94" : "%EF%BC%92" }.joined()
+            for uri in [encoded, fullWidth] {
+                _ = try await client.execute(uri: uri, method: .get, headers: headers) { $0.status }
+            }
+            let paths = lines.all.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .filter { $0["message"] as? String == "request" }.compactMap { $0["path"] as? String }
+            #expect(paths.suffix(2) == ["/v1/tokens/424242******4242", "/v1/tokens/424242******4242"], "\(paths)")
+            let logged = lines.all.joined()
+            #expect(!logged.contains("%34%32%34%32") && !logged.contains("４２４２４２４２"))
         }
     }
 }

@@ -85,6 +85,9 @@ struct PANTests {
             ("on 2026-11-25 21:16:12, 10  20  30  40  50  60", "on 2026-11-25 21:16:12, 10  20  30  40  50  60"),
             ("amounts 100,000,000,000 and 1/2/3/4/5/6/7", "amounts 100,000,000,000 and 1/2/3/4/5/6/7"),
             ("4242 4242 4242 4242 -", "4242 42** **** 4242 -"),
+            // Digits of other scripts are read as the digits they are (full-width, Arabic-Indic).
+            ("/v1/tokens/４２４２４２４２４２４２４２４２", "/v1/tokens/424242******4242"),
+            ("٤٢٤٢ ٤٢٤٢ ٤٢٤٢ ٤٢٤٢", "4242 42** **** 4242"),
         ]
     )
     func maskingDigitRuns(text: String, masked: String) {

@@ -46,7 +46,7 @@ struct RequestLogMiddleware: RouterMiddleware {
             metadata: [
                 "method": .string(request.method.rawValue),
                 "route": .string(context.endpointPath ?? "-"),
-                "path": .string(PAN.maskingDigitRuns(in: request.uri.path)),
+                "path": .string(Self.loggedPath(request.uri.path)),
                 "status": .stringConvertible(response.status.code),
                 "duration_ms": .stringConvertible(LogNumber(Self.milliseconds(elapsed))),
                 "merchant": .string(context.notes.merchantID ?? "-"),
@@ -54,6 +54,19 @@ struct RequestLogMiddleware: RouterMiddleware {
             ]
         )
         return response
+    }
+
+    /// A request's path as the log shows it: percent-decoded (where it decodes to UTF-8), so
+    /// that a number sent as `%34%32…` is masked like one sent plainly, its card-number-like
+    /// digit runs masked (``PAN/maskingDigitRuns(in:)``, which reads every script's digits),
+    /// control characters shown as `?`.
+    static func loggedPath(_ path: String) -> String {
+        let decoded = path.contains("%") ? (path.removingPercentEncoding ?? path) : path
+        let shown =
+            decoded.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            ? String(String.UnicodeScalarView(decoded.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+            : decoded
+        return PAN.maskingDigitRuns(in: shown)
     }
 
     /// "12.34": milliseconds with two decimals, without `String(format:)` (a C format parse

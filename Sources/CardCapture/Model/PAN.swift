@@ -202,6 +202,22 @@ public struct PAN: Sendable, Hashable, CustomStringConvertible, CustomDebugStrin
 }
 
 extension PAN {
+    /// `text` with every Unicode decimal digit that is not ASCII (`４`, `٤`, `४`) written as
+    /// the ASCII digit it stands for.
+    static func asciiDigits(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar.value >= 0x80, scalar.properties.numericType == .decimal, let value = scalar.properties.numericValue,
+                let digit = Unicode.Scalar(UInt32(48 + Int(value)))
+            {
+                scalars.append(digit)
+            } else {
+                scalars.append(scalar)
+            }
+        }
+        return String(scalars)
+    }
+
     /// `text` with every run of 12 or more digits masked as a card number is (first six and
     /// last four digits shown): for messages and log lines that repeat what a caller sent,
     /// which may be a card number where an id belongs.
@@ -210,7 +226,12 @@ extension PAN {
     /// one separator between groups (a space, tab, `-`, `.`, `_` or `+`, or one of these
     /// percent-encoded, as in a logged path). The separators are kept:
     /// `4242 4242 4242 4242` becomes `4242 42** **** 4242`.
+    ///
+    /// Digits of other scripts (full-width `４`, Arabic-Indic `٤`, any Unicode decimal digit) are
+    /// read as the ASCII digits they stand for, so a number written in them is masked too
+    /// (and shown in ASCII).
     public static func maskingDigitRuns(in text: String) -> String {
+        let text = text.utf8.contains(where: { $0 >= 0x80 }) ? asciiDigits(text) : text
         // Every request's path comes through here for the log; almost none has 12 digits.
         guard text.utf8.count(where: isDigit) >= 12 else { return text }
         let bytes = Array(text.utf8)
