@@ -28,6 +28,11 @@ public struct CaptureAPI: Sendable {
     public let metrics: APIMetrics
     /// How many images may be held at once (scanning or waiting for a thread); more are 429.
     public var scanLimit = 4 * System.coreCount
+    /// How long a still picture's scan (`POST /v1/scans`, a page's photo) may search before it
+    /// answers with what it decided (``CardScanner/Configuration/timeBudget``); nil for no
+    /// bound. `serve --scan-time-budget`. Without one, a picture made to confuse the scanner
+    /// held a thread for a minute.
+    public var scanTimeBudget: Duration? = .seconds(2)
     /// How long a request holds its Idempotency-Key before a retry may take it over, and how
     /// old a pending charge must be before the sweeper settles it (its request died).
     public var idempotencyLease: Duration = .seconds(30)
@@ -107,7 +112,7 @@ public struct CaptureAPI: Sendable {
         let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault)).add(middleware: QueryParameterMiddleware())
         let idempotent = IdempotentRequests(keys: IdempotencyKeys(vault: vault, lease: idempotencyLease))
         TokenRoutes(vault: vault, metrics: metrics, idempotent: idempotent, limiter: tokenLimiter, trustedProxies: trustedProxies).add(to: v1)
-        let scanning = scanner.map { ScanRoutes.Scanning(scanner: $0, limit: scanLimit) }
+        let scanning = makeScanning()
         ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent, trustedProxies: trustedProxies).add(to: v1)
         PaymentRoutes(payments: payments, idempotent: idempotent, metrics: metrics).add(to: v1)
         CheckoutRoutes(payments: payments, idempotent: idempotent, publicURL: publicURL, overTLS: tls != nil).add(to: v1)
@@ -124,6 +129,11 @@ public struct CaptureAPI: Sendable {
         .add(to: router)
         knownRoutes.learn(router)
         return router
+    }
+
+    /// The scanner's places and threads, its still pictures' search bounded by ``scanTimeBudget``.
+    func makeScanning() -> ScanRoutes.Scanning? {
+        scanner.map { ScanRoutes.Scanning(scanner: $0.searching(firstPassOnly: false, timeBudget: scanTimeBudget), limit: scanLimit) }
     }
 
     /// The OpenAPI 3.1 document of every route (`openapi.json` beside this file; a test keeps

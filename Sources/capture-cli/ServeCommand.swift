@@ -51,6 +51,15 @@ struct ServeCommand: AsyncParsableCommand {
     var tokenRateLimit = 60
 
     @Option(
+        name: .customLong("scan-time-budget"),
+        help: ArgumentHelp(
+            "Milliseconds a still picture's scan may search before it answers with what it decided (the first look at the card finishes whatever the budget); 0 for no bound.",
+            valueName: "ms"
+        )
+    )
+    var scanTimeBudget = 2000
+
+    @Option(
         name: .customLong("retention-days"),
         help: "Days after which expired tokens and scans are deleted (their card data goes minutes after expiry). 0 keeps them."
     )
@@ -132,6 +141,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...3600).contains(idempotencyLease) else { throw ValidationError("--idempotency-lease must be from 1 to 3600 seconds") }
         guard (0...100_000).contains(tokenRateLimit) else { throw ValidationError("--token-rate-limit must be from 0 (off) to 100000 a minute") }
         guard (0...3650).contains(retentionDays) else { throw ValidationError("--retention-days must be from 0 (keep) to 3650") }
+        guard (0...600_000).contains(scanTimeBudget) else { throw ValidationError("--scan-time-budget must be from 0 (no bound) to 600000 ms") }
         for (flag, seconds) in [("--idle-timeout", idleTimeout), ("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout)] {
             guard (1...3600).contains(seconds) else { throw ValidationError("\(flag) must be from 1 to 3600 seconds") }
         }
@@ -189,6 +199,7 @@ struct ServeCommand: AsyncParsableCommand {
         api.idempotencyLease = .seconds(idempotencyLease)
         api.tokenRateLimit = tokenRateLimit
         api.retentionDays = retentionDays
+        api.scanTimeBudget = scanTimeBudget > 0 ? .milliseconds(scanTimeBudget) : nil
         api.trustedProxies = try TrustedProxies(trustedProxies)
         api.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         var limits = ConnectionLimits(maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximumConnections)
