@@ -65,10 +65,14 @@ struct CheckoutPageTests {
             #expect(session.transaction?.status == "succeeded" && session.transaction?.card.last4 == "4242")
             // Back on the page: how it ended, and no form; sent on at once from the form only.
             #expect(try await client.visit(.get, "/pay/\(id)", cookie: page.cookie).forward == nil)
-            let after = try await client.visit(.get, "/pay/\(id)?sent=1", cookie: page.cookie)
+            // Another browser that knows the address is not sent on, even with ?sent=1.
+            #expect(try await client.visit(.get, "/pay/\(id)?sent=1").forward == nil)
+            let after = try await client.visit(.get, "/pay/\(id)?sent=1", cookie: PageVisit.cookies(page, paid))
             #expect(after.html.contains("Paid") && after.html.contains("ending 4242") && !after.html.contains("name=\"number\""))
             #expect(after.html.contains("href=\"https://shop.example/done?order=17&amp;checkout_session=\(id)&amp;status=complete\""))
             #expect(after.forward == "https://shop.example/done?order=17&checkout_session=\(id)&status=complete")
+            // Once: the mark is cleared by that answer (a reload stays on the page).
+            #expect(after.headers[.setCookie]?.contains("capture_sent=\(id)") == true && after.headers[.setCookie]?.contains("Max-Age=0") == true)
             // Paying again is refused.
             let again = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("4242424242424242"))
             #expect(again.status == .conflict && !again.html.contains("name=\"number\""))
@@ -173,7 +177,7 @@ struct CheckoutPageTests {
             let canceled = try await client.visit(.post, "/pay/\(id)/cancel", cookie: page.cookie, form: ["csrf": try page.formToken()])
             #expect(canceled.status == .seeOther && canceled.headers[.location] == "/pay/\(id)?sent=1")
             #expect(try await client.session(fixture, id).status == "canceled")
-            let after = try await client.visit(.get, "/pay/\(id)?sent=1", cookie: page.cookie)
+            let after = try await client.visit(.get, "/pay/\(id)?sent=1", cookie: PageVisit.cookies(page, canceled))
             #expect(after.html.contains("Payment canceled") && !after.html.contains("name=\"number\""))
             #expect(after.forward == "https://shop.example/cart?checkout_session=\(id)&status=canceled")
             let paid = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("4242424242424242"))
@@ -193,7 +197,9 @@ struct CheckoutPageTests {
             #expect(page.html.contains("Includes $0.86 (8.5 %) tax"))
             let paid = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("4242424242424242"))
             #expect(paid.headers[.location] == "/pay/\(id)?sent=1")
-            let location = try #require(try await client.visit(.get, "/pay/\(id)?sent=1").forward.flatMap { URLComponents(string: $0) })
+            let location = try #require(
+                try await client.visit(.get, "/pay/\(id)?sent=1", cookie: PageVisit.cookies(page, paid)).forward.flatMap { URLComponents(string: $0) }
+            )
             let items = Dictionary(uniqueKeysWithValues: (location.queryItems ?? []).map { ($0.name, $0.value ?? "") })
             let transaction = try #require(try await client.session(fixture, id).transaction)
             #expect(location.host == "pos.example" && location.path == "/back")
@@ -231,7 +237,7 @@ struct CheckoutPageTests {
             // A 19-digit Visa: 15 X before its last four, not the 12 of a usual Visa.
             let paid = try await client.visit(.post, "/pay/\(id)", cookie: page.cookie, form: try page.card("4111111111111111003"))
             #expect(paid.headers[.location] == "/pay/\(id)?sent=1")
-            let forward = try #require(try await client.visit(.get, "/pay/\(id)?sent=1").forward)
+            let forward = try #require(try await client.visit(.get, "/pay/\(id)?sent=1", cookie: PageVisit.cookies(page, paid)).forward)
             let location = try #require(URLComponents(string: forward))
             let items = Dictionary(uniqueKeysWithValues: (location.queryItems ?? []).map { ($0.name, $0.value ?? "") })
             #expect(location.scheme == "com-your-app" && location.host == "action" && items["record_id"] == "123")
@@ -241,8 +247,8 @@ struct CheckoutPageTests {
             // Cancel goes to the app's cancel address, with Inner Fence's cancelled.
             let other = try await client.openSession(fixture, body)
             let otherPage = try await client.visit(.get, "/pay/\(other)")
-            _ = try await client.visit(.post, "/pay/\(other)/cancel", cookie: otherPage.cookie, form: ["csrf": try otherPage.formToken()])
-            let canceled = try await client.visit(.get, "/pay/\(other)?sent=1").forward
+            let ended = try await client.visit(.post, "/pay/\(other)/cancel", cookie: otherPage.cookie, form: ["csrf": try otherPage.formToken()])
+            let canceled = try await client.visit(.get, "/pay/\(other)?sent=1", cookie: PageVisit.cookies(otherPage, ended)).forward
             #expect(canceled == "com-your-app://cancel?ifcc_responseType=cancelled")
 
             // Schemes a browser would run or read locally are refused, by name.
@@ -357,6 +363,11 @@ struct PageVisit {
     /// Where the page sends the buyer at once (its refresh), unescaped.
     var forward: String? {
         html.firstMatch(of: /<meta http-equiv="refresh" content="0; url=([^"]*)">/).map { String($0.1).replacingOccurrences(of: "&amp;", with: "&") }
+    }
+
+    /// The cookies these answers set, as the browser sends them back together.
+    static func cookies(_ visits: PageVisit...) -> String {
+        visits.compactMap(\.cookie).joined(separator: "; ")
     }
 
     /// The hidden anti-forgery token.

@@ -250,4 +250,30 @@ extension CheckoutPageRoutes {
     var cookieName: String {
         secureCookies ? "__Host-" + Self.nonceCookie : Self.nonceCookie
     }
+
+    /// The one-time mark's cookie: set by the answer to a payment or cancel that ended the
+    /// session, read and cleared by the page it sends the browser to, which alone forwards
+    /// the buyer to the merchant. Reloaded, or opened by anyone else, the ended page stays.
+    var sentCookieName: String {
+        secureCookies ? "__Host-" + Self.sentCookie : Self.sentCookie
+    }
+
+    func sentCookie(for sessionID: String, maxAge: Int) -> Cookie? {
+        try? Cookie.validated(
+            name: sentCookieName,
+            value: sessionID,
+            maxAge: maxAge,
+            path: secureCookies ? "/" : "/pay",
+            secure: secureCookies,
+            httpOnly: true,
+            sameSite: .strict
+        )
+    }
+
+    /// The answer to a payment or cancel that ended session `id`: to its page, marked once.
+    func ended(_ id: String) -> Response {
+        var response = redirect(to: "/pay/\(id)?sent=1")
+        if let cookie = sentCookie(for: id, maxAge: 120) { response.setCookie(cookie) }
+        return response
+    }
 }

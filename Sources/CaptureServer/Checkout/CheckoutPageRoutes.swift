@@ -44,6 +44,7 @@ struct CheckoutPageRoutes {
 
     /// The cookie that ties a form's anti-forgery token to one browser.
     static let nonceCookie = "capture_pay"
+    static let sentCookie = "capture_sent"
     /// The largest form accepted: far above four fields and a token.
     static let formLimit = 16 * 1024
 
@@ -81,9 +82,20 @@ struct CheckoutPageRoutes {
             // The page loaded anew: this browser's camera starts again (a card it read before
             // does not come back by itself).
             if let browser = browserNonce(request) { camera.forget(id + " " + browser) }
-            // Back from the page's own form (?sent=1): a session it ended sends the buyer on.
-            let sent = request.uri.queryParameters["sent"] != nil
-            return render(page.session, merchant: page.merchantName, transaction: page.transaction, status: .ok, request: request, forward: sent)
+            // Back from the page's own form (?sent=1), in the browser whose payment or cancel
+            // ended the session (its one-time mark): the buyer is sent on, once.
+            let marked = request.cookies[sentCookieName]?.value == id
+            let sent = request.uri.queryParameters["sent"] != nil && marked
+            var response = render(
+                page.session,
+                merchant: page.merchantName,
+                transaction: page.transaction,
+                status: .ok,
+                request: request,
+                forward: sent
+            )
+            if marked, let spent = sentCookie(for: id, maxAge: 0) { response.setCookie(spent) }
+            return response
         } catch {
             return failure(error, id: id, context: context)
         }
@@ -157,7 +169,7 @@ struct CheckoutPageRoutes {
                 // browser may refuse a form's redirect to the merchant's site (its address, or
                 // one it redirects to, outside the page's form-action policy), and a buyer
                 // left on "Paying…" after a payment may pay again.
-                return redirect(to: "/pay/\(id)?sent=1")
+                return ended(id)
             case .refused(let open, let transaction):
                 // Another card is what the buyer needs: its number and expiry start empty.
                 let left = Payments.checkoutAttemptLimit - open.attempts
@@ -206,7 +218,7 @@ struct CheckoutPageRoutes {
                 )
             }
             _ = try await payments.cancelCheckoutPage(id)
-            return redirect(to: "/pay/\(id)?sent=1")
+            return ended(id)
         } catch {
             return failure(error, id: id, context: context)
         }
