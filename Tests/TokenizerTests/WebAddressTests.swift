@@ -84,6 +84,11 @@ struct WebAddressTests {
             ("javascript:alert(1)", "javascript:"), ("DATA:text/html,x", "data:"), ("about:blank", "about:"), ("ftp ://x", "absolute URL"),
             ("app://x y", "spaces"), ("app://x\\y", "backslashes"), ("://x", "absolute URL"), ("com.app:", "absolute URL"),
             ("https://user:pw@shop.example/", "user name"),
+            // Issue 64: browser-internal and system handlers that a deny-list of six let through.
+            ("view-source:https://shop.example/", "view-source:"), ("intent://x#Intent;S.browser_fallback_url=javascript:alert(1);end", "intent:"),
+            ("chrome://settings", "chrome:"), ("filesystem:https://shop.example/temporary/x", "filesystem:"), ("jar:https://x!/y", "jar:"),
+            ("livescript:alert(1)", "livescript:"), ("ms-officecmd:x", "ms-officecmd:"), ("search-ms:query=x", "search-ms:"),
+            ("MS-Settings:display", "ms-settings:"), ("chrome-extension://abc/x", "chrome-extension:"), ("mailto:a@b.example", "mailto:"),
         ] {
             let error = #expect(throws: VaultError.self) { try ReturnAddress(given, param: "return_url") }
             #expect(error?.param == "return_url" && error?.message.contains(said) == true, "\(given): \(error?.message ?? "")")

@@ -5,9 +5,11 @@ import Foundation
 /// `com-your-app://action/?record_id=123`, which a phone hands to the app that registered the
 /// scheme.
 ///
-/// Any scheme RFC 3986 allows is taken (a letter, then letters, digits, `+`, `-` and `.`),
-/// except those a browser would run or read locally instead of handing on: `javascript`,
-/// `data`, `vbscript`, `file`, `blob` and `about`.
+/// Web addresses (`https`, `http`) and apps' own schemes are taken: any scheme RFC 3986 allows
+/// (a letter, then letters, digits, `+`, `-` and `.`) that is not one of a browser's or an
+/// operating system's own (``isSystemScheme(_:)``): those would run script, show something of
+/// the browser's or the machine's (a local file, a page's source, a search, an office
+/// document's command) instead of handing the buyer back to the merchant.
 public struct ReturnAddress: Sendable, Equatable {
     /// The address as it is stored and used.
     public let text: String
@@ -16,9 +18,29 @@ public struct ReturnAddress: Sendable, Equatable {
     /// For a web address, its origin (`https://shop.example:8443`); nil for an app's address.
     public let origin: String?
 
-    /// Schemes that would run script, or open something of the browser's own, in place of
-    /// going back to the merchant.
-    static let refusedSchemes: Set<String> = ["javascript", "data", "vbscript", "file", "blob", "about"]
+    /// Schemes that run script, open something of the browser's own or the machine's, or hand
+    /// the address to another program of the system, in place of going back to the merchant.
+    static let refusedSchemes: Set<String> = [
+        // Script and documents made of the address itself.
+        "javascript", "livescript", "vbscript", "data", "blob", "mhtml", "wyciwyg",
+        // The browser's own pages, sources and archives.
+        "about", "chrome", "edge", "brave", "opera", "vivaldi", "view-source", "resource", "jar", "filesystem", "devtools",
+        "intent", "android-app", "feed",
+        // Files, shares and other machines.
+        "file", "smb", "nfs", "afp", "ftp", "sftp", "ssh", "telnet", "ldap", "ldaps", "gopher", "res", "mk", "its", "shell",
+        "search", "search-ms", "webcal", "ws", "wss",
+        // Programs the system hands an address to.
+        "mailto", "tel", "sms", "callto", "facetime", "facetime-audio", "news", "nntp", "irc", "magnet",
+    ]
+
+    /// Scheme families of a browser (its extensions, internal pages) or of an operating
+    /// system's handlers (`ms-officecmd:`, `ms-settings:`, `x-apple-…`).
+    static let refusedPrefixes = ["ms-", "chrome-", "edge-", "moz-", "webkit-", "safari-", "opera-", "android-", "x-apple-", "view-"]
+
+    /// Whether `scheme` (lower case) is a browser's or the system's own rather than an app's.
+    static func isSystemScheme(_ scheme: String) -> Bool {
+        refusedSchemes.contains(scheme) || refusedPrefixes.contains(where: scheme.hasPrefix)
+    }
 
     /// Reads `text`: a web address by ``WebAddress``'s rules, or an app's address of at most
     /// 2,048 characters with no spaces, control characters or backslashes.
@@ -42,8 +64,10 @@ public struct ReturnAddress: Sendable, Equatable {
             self.origin = lowered + "://" + web.hostText + (web.port.map { ":\($0)" } ?? "")
             return
         }
-        guard !Self.refusedSchemes.contains(lowered) else {
-            throw refuse("must not be a \(lowered): address (the browser would not hand it back to you); use https:// or your app's own scheme")
+        guard !Self.isSystemScheme(lowered) else {
+            throw refuse(
+                "must not be a \(lowered): address (a browser's or the system's own, which would not hand the buyer back to you); use https:// or your app's own scheme"
+            )
         }
         guard !text.unicodeScalars.contains(where: { $0 == "\\" || $0.value <= 0x20 || $0.value == 0x7F }) else {
             throw refuse("must not hold spaces, control characters or backslashes")
