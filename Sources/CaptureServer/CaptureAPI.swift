@@ -91,7 +91,6 @@ public struct CaptureAPI: Sendable {
         let knownRoutes = KnownRoutes()
         router.middlewares.add(MethodMiddleware(routes: knownRoutes))
         router.middlewares.add(BodyDrainMiddleware())
-        let overHTTPS = publicURL?.lowercased().hasPrefix("https:") ?? (tls != nil)
         if overHTTPS { router.middlewares.add(StrictTransportMiddleware()) }
         // A load balancer takes an instance whose database does not answer out of service.
         router.get("healthz") { [vault] _, _ in
@@ -130,6 +129,10 @@ public struct CaptureAPI: Sendable {
         knownRoutes.learn(router)
         return router
     }
+
+    /// Whether the server is reached over https (its public address, else its own TLS): every
+    /// answer then carries HSTS, and the page's cookies are `__Host-` and Secure.
+    var overHTTPS: Bool { publicURL?.lowercased().hasPrefix("https:") ?? (tls != nil) }
 
     /// The scanner's places and threads, its still pictures' search bounded by ``scanTimeBudget``.
     func makeScanning() -> ScanRoutes.Scanning? {
@@ -192,7 +195,8 @@ public struct CaptureAPI: Sendable {
         let http = HTTPServerBuilder.http1(
             configuration: .init(
                 additionalChannelHandlers: [
-                    UnreadableRequestResponder(logger: logger, metrics: metrics), ConnectionGuard(registry: registry, limits: limits),
+                    UnreadableRequestResponder(logger: logger, metrics: metrics, strictTransport: overHTTPS),
+                    ConnectionGuard(registry: registry, limits: limits),
                 ],
                 idleTimeout: TimeAmount(limits.idleTimeout)
             )

@@ -23,6 +23,8 @@ final class UnreadableRequestResponder: ChannelDuplexHandler, RemovableChannelHa
 
     let logger: Logger
     let metrics: APIMetrics
+    /// Whether answers carry HSTS (``StrictTransportMiddleware``): the server is reached over https.
+    let strictTransport: Bool
     /// Requests whose heads came and whose responses have not ended.
     private var unanswered = 0
     /// Between a request's head and its end.
@@ -31,9 +33,10 @@ final class UnreadableRequestResponder: ChannelDuplexHandler, RemovableChannelHa
     private var waiting: Refusal?
     private var answered = false
 
-    init(logger: Logger, metrics: APIMetrics) {
+    init(logger: Logger, metrics: APIMetrics, strictTransport: Bool = false) {
         self.logger = logger
         self.metrics = metrics
+        self.strictTransport = strictTransport
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -82,6 +85,7 @@ final class UnreadableRequestResponder: ChannelDuplexHandler, RemovableChannelHa
         headers[.contentLength] = String(body.count)
         headers[.connection] = "close"
         headers[RequestLogMiddleware.requestIDHeader] = requestID
+        if strictTransport { headers[StrictTransportMiddleware.header] = StrictTransportMiddleware.value }
         context.write(wrapOutboundOut(.head(HTTPResponse(status: refusal.status, headerFields: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
         let channel = context.channel

@@ -65,6 +65,22 @@ struct UnreadableRequestTests {
         }
     }
 
+    @Test("over https (its public address), the decoder's refusals carry HSTS as every other answer does; over http they do not")
+    func strictTransport() async throws {
+        let fixture = try await APIFixture()
+        for publicURL in ["https://pay.example", nil] {
+            var api = CaptureAPI(vault: fixture.vault)
+            api.publicURL = publicURL
+            try await api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger()).test(.live) { client in
+                let request = "POST /v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                let (text, answers) = try await Self.exchange(try #require(client.port), Array(request.utf8))
+                let answer = try #require(answers.first, "\(text)")
+                #expect(answer.head.hasPrefix("400 "), "\(answer.head)")
+                #expect(answer.head.contains("Strict-Transport-Security: max-age=31536000") == (publicURL != nil), "\(answer.head)")
+            }
+        }
+    }
+
     @Test("requests read whole before the bad one are answered first, in order; then the refusal, and the connection closes")
     func pipelined() async throws {
         let fixture = try await APIFixture()
