@@ -18,8 +18,9 @@ enum APIBody {
         return bytes
     }
 
-    /// Refuses a `Content-Type` other than `application/json` (or a `+json` type), and a
-    /// charset other than UTF-8, which RFC 8259 makes JSON's only one: 415
+    /// Refuses a `Content-Type` other than `application/json` (a `+json` type is another
+    /// format built on JSON, JSON:API's or a merge patch's, not this API's), and a charset
+    /// other than UTF-8, which RFC 8259 makes JSON's only one: 415
     /// `unsupported_media_type`, naming what was sent and what to send.
     static func requireJSON(_ contentType: String?) throws {
         let advice = "send the parameters as a JSON object with 'Content-Type: application/json'"
@@ -28,7 +29,7 @@ enum APIBody {
         }
         let parts = contentType.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
         let mediaType = parts[0].lowercased()
-        guard mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) else {
+        guard mediaType == "application/json" else {
             throw APIError(
                 .unsupportedMediaType,
                 .invalidRequest,
@@ -86,6 +87,13 @@ enum APIBody {
                 code: "parameter_invalid",
                 message: "\(key) is null; give a value, or leave \(key) out",
                 param: key
+            )
+        case .trailingComma?:
+            throw APIError(
+                .badRequest,
+                .invalidRequest,
+                code: "invalid_json",
+                message: "the body has a comma before a closing } or ], which JSON does not allow; remove it"
             )
         case .nulCharacter?:
             throw APIError(

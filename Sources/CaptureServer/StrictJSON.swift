@@ -2,8 +2,9 @@ import Foundation
 
 /// What the JSON decoder lets through and a payments API must not: an object with the same
 /// key twice (the decoder keeps the first; most parsers keep the last, so a proxy in front
-/// would read another request) and a NUL character inside a string (stored cut short by C
-/// code further down). With the request's parameters, also a top-level key it does not take,
+/// would read another request), a NUL character inside a string (stored cut short by C
+/// code further down), and a comma before an object's or array's end (JSON has none; a
+/// strict parser in front would refuse what this one takes). With the request's parameters, also a top-level key it does not take,
 /// and null for one that openapi.json does not call nullable (the decoder reads null as "left
 /// out"). One pass over the bytes, before decoding; anything else that is wrong with the JSON
 /// is left to the decoder's own errors.
@@ -13,6 +14,7 @@ enum StrictJSON {
     enum Problem: Equatable {
         case duplicateKey(String)
         case nulCharacter
+        case trailingComma
         case unknownKey(String)
         case nullValue(String)
     }
@@ -23,9 +25,13 @@ enum StrictJSON {
         var expectingKey = false
         // The top-level key whose value comes next.
         var topLevelKey: ArraySlice<UInt8>?
+        // A comma read, and nothing since but white space.
+        var afterComma = false
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
+            if afterComma, byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") { return .trailingComma }
+            if !Self.isWhiteSpace(byte) { afterComma = byte == UInt8(ascii: ",") }
             switch byte {
             case UInt8(ascii: "{"):
                 keys.openObject()
@@ -71,6 +77,11 @@ enum StrictJSON {
             index += 1
         }
         return nil
+    }
+
+    /// JSON's white space between tokens.
+    static func isWhiteSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     /// The keys seen in each open object, innermost last. While an object's keys are few and

@@ -82,6 +82,13 @@ struct ParameterTests {
             #expect(status == .badRequest && error.code == "parameter_unknown" && error.param == "limt")
             #expect(error.message == "limt is not a parameter of GET /v1/transactions; did you mean limit?", "\(error.message)")
             #expect(try await client.send(.get, "/v1/transactions?limit=5", key: key).0 == .ok)
+            // Given twice (in any spelling), a parameter has no one meaning: refused, named.
+            for query in ["limit=5&limit=100", "limit=5&l%69mit=100", "created[gte]=1&created%5Bgte%5D=2"] {
+                let route = query.hasPrefix("created") ? "/v1/events" : "/v1/transactions"
+                let (twice, twiceData) = try await client.send(.get, "\(route)?\(query)", key: key)
+                let refused = try errorDetail(twiceData)
+                #expect(twice == .badRequest && refused.code == "parameter_invalid" && refused.message.contains("more than once"), "\(query)")
+            }
             // A name spelled with escapes is the name the route reads, not one it skips.
             let (encoded, encodedData) = try await client.send(.get, "/v1/transactions?l%69mit=1001", key: key)
             #expect(try encoded == .badRequest && errorDetail(encodedData).param == "limit")

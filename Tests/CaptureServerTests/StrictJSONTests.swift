@@ -44,6 +44,15 @@ struct StrictJSONTests {
         #expect(Self.check(#"{"a": 1, "b": "#) == nil)
     }
 
+    @Test("a comma before an object's or array's end is refused, with white space between or not; commas in strings are text")
+    func trailingCommas() {
+        #expect(Self.check(#"{"a": 1,}"#) == .trailingComma)
+        #expect(Self.check("{\"a\": [1, 2, \n\t ], \"b\": 2}") == .trailingComma)
+        #expect(Self.check(#"{"a": {"b": 1 , } }"#) == .trailingComma)
+        #expect(Self.check(#"{"a": "x,}", "b": [",]"]}"#) == nil)
+        #expect(Self.check(#"{"a": [1, 2], "b": {"c": 3}}"#) == nil)
+    }
+
     @Test("null is refused for a top-level key the request does not call nullable, and only there")
     func nulls() {
         let parameters = KnownParameters(["email", "events", "metadata"], nullable: ["events"])

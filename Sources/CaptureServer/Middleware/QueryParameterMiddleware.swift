@@ -4,7 +4,8 @@ import HummingbirdCore
 
 /// Refuses a query parameter the route does not take (400 `parameter_unknown`, with the nearest
 /// name when one is one or two edits away): `GET /v1/transactions?limt=5` would otherwise list
-/// a hundred, and the client would believe it asked for five.
+/// a hundred, and the client would believe it asked for five. A parameter given twice is 400
+/// `parameter_invalid`: `?limit=5&limit=100` has no one meaning.
 struct QueryParameterMiddleware: RouterMiddleware {
     typealias Context = APIContext
 
@@ -29,8 +30,20 @@ struct QueryParameterMiddleware: RouterMiddleware {
         let method = request.method == .head ? "GET" : request.method.rawValue
         let route = "\(method) \(context.endpointPath ?? request.uri.path)"
         let known = Self.routes[route] ?? Self.none
-        for (name, _) in request.uri.decodedQueryParameters where !known.contains(String(name)) {
-            throw known.refusal(of: String(name), in: route)
+        var seen: Set<Substring> = []
+        for (name, _) in request.uri.decodedQueryParameters {
+            guard known.contains(String(name)) else { throw known.refusal(of: String(name), in: route) }
+            // Given twice, which one counts is the reader's guess (a proxy may read the other).
+            guard seen.insert(name).inserted else {
+                let shown = String(name.prefix(40))
+                throw APIError(
+                    .badRequest,
+                    .invalidRequest,
+                    code: "parameter_invalid",
+                    message: "the query parameter \(shown) is given more than once; give it once",
+                    param: shown
+                )
+            }
         }
         return try await next(request, context)
     }
