@@ -180,6 +180,11 @@
       }, function () {});
     }
 
+    function lateHint() {
+      late = "No card has been read in 20 seconds. Hold it still and closer, or type it instead.";
+      if (stream) status.textContent = late;
+    }
+
     function stop() {
       if (stream) stream.getTracks().forEach((track) => track.stop());
       stream = null;
@@ -258,6 +263,13 @@
         return;
       }
       if (answer && answer.ok) {
+        // A frame that read a number: the card is being read, so the 20 s without a card
+        // start again (the page said "Got it, hold still" and then "No card has been read").
+        if (read.number_read) {
+          late = null;
+          clearTimeout(hint);
+          hint = setTimeout(lateHint, 20000);
+        }
         status.textContent = late || read.message;
         setTimeout(send, 250);
       } else if (answer && answer.status === 429) {
@@ -288,10 +300,7 @@
       status.textContent = "Hold the card inside the frame, flat and in good light.";
       late = null;
       fresh = true;
-      hint = setTimeout(function () {
-        late = "No card has been read in 20 seconds. Hold it still and closer, or type it instead.";
-        if (stream) status.textContent = late;
-      }, 20000);
+      hint = setTimeout(lateHint, 20000);
       send();
     });
     typeInstead.addEventListener("click", typeCard);
