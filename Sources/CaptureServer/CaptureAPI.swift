@@ -191,12 +191,16 @@ public struct CaptureAPI: Sendable {
 
     private func makeApplication(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {
         let limits = connectionLimits
-        let registry = ConnectionRegistry(limit: limits.maximumConnections)
+        let registry = ConnectionRegistry(
+            limit: limits.maximumConnections,
+            perAddress: limits.maximumConnectionsPerAddress,
+            slowBody: limits.slowBody
+        )
         let http = HTTPServerBuilder.http1(
             configuration: .init(
                 additionalChannelHandlers: [
                     UnreadableRequestResponder(logger: logger, metrics: metrics, strictTransport: overHTTPS),
-                    ConnectionGuard(registry: registry, limits: limits),
+                    ConnectionGuard(registry: registry, limits: limits, trustedProxies: trustedProxies),
                 ],
                 idleTimeout: TimeAmount(limits.idleTimeout)
             )

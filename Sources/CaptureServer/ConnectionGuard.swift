@@ -14,16 +14,25 @@ import Glibc
 ///   this time (a client that trickles a header a byte at a time is closed).
 /// - ``bodyTimeout``: a request's body must be read whole within this time of its head.
 /// - ``maximumConnections``: at the cap, a new connection closes the connection that has
-///   waited longest between requests; when every connection is in the middle of a request,
-///   the new one is closed instead.
+///   waited longest between requests, else the one whose request's body has been arriving
+///   longest (``slowBody`` or more: a client that sent a head and stalls); when every
+///   connection is busy otherwise, the new one is closed instead.
+/// - ``maximumConnectionsPerAddress``: one client address (not a trusted proxy's) holds at most
+///   this many; past it, its own idlest or slowest connection makes room, or the new one is
+///   closed. One machine cannot fill the cap for everyone.
 public struct ConnectionLimits: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     public var headerTimeout: Duration = .seconds(10)
     public var bodyTimeout: Duration = .seconds(60)
     public var maximumConnections: Int
+    public var maximumConnectionsPerAddress: Int
+    /// How long a request's body must have been arriving for its connection to be closed to
+    /// make room at a cap.
+    public var slowBody: Duration = .seconds(2)
 
-    public init(maximumConnections: Int = Self.defaultMaximumConnections) {
+    public init(maximumConnections: Int = Self.defaultMaximumConnections, maximumConnectionsPerAddress: Int? = nil) {
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerAddress = maximumConnectionsPerAddress ?? max(8, maximumConnections / 16)
     }
 
     /// Fewer connections than the process may open files (less a margin for the database,
@@ -36,33 +45,72 @@ public struct ConnectionLimits: Sendable {
     }
 }
 
-/// The open connections of one server, and which of them wait between requests.
+/// The open connections of one server: which of them wait between requests, which are
+/// receiving a request's body, and how many each client address holds.
 final class ConnectionRegistry: Sendable {
     let limit: Int
+    let perAddress: Int
+    let slowBody: Duration
 
     private struct Entry {
         let channel: any Channel
+        /// The client's address; nil for a trusted proxy's connection (many clients' own).
+        let address: String?
         /// When it began to wait for a request; nil while a request is read or answered.
         var waitingSince: ContinuousClock.Instant?
-    }
-    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
-
-    init(limit: Int) {
-        self.limit = max(1, limit)
+        /// When its request's head came, while that request's body is still arriving.
+        var receivingSince: ContinuousClock.Instant?
     }
 
-    /// Adds a connection; returns false when it must be closed (every connection is busy).
-    func admit(_ channel: any Channel) -> Bool {
-        let outcome: (admitted: Bool, evicted: (any Channel)?) = entries.withLock { entries in
-            var evicted: (any Channel)?
-            if entries.count >= limit {
-                // Make room by closing the connection that has waited longest for a request.
-                let waiting = entries.compactMap { key, entry in entry.waitingSince.map { (key: key, since: $0, channel: entry.channel) } }
-                guard let oldest = waiting.min(by: { $0.since < $1.since }) else { return (false, nil) }
-                entries[oldest.key] = nil
-                evicted = oldest.channel
+    private struct State {
+        var entries: [ObjectIdentifier: Entry] = [:]
+        var byAddress: [String: Int] = [:]
+
+        mutating func remove(_ key: ObjectIdentifier) -> Entry? {
+            guard let entry = entries.removeValue(forKey: key) else { return nil }
+            if let address = entry.address {
+                let left = byAddress[address, default: 1] - 1
+                byAddress[address] = left > 0 ? left : nil
             }
-            entries[ObjectIdentifier(channel)] = Entry(channel: channel, waitingSince: .now)
+            return entry
+        }
+    }
+    private let state = Mutex(State())
+
+    init(limit: Int, perAddress: Int? = nil, slowBody: Duration = .seconds(2)) {
+        self.limit = max(1, limit)
+        self.perAddress = max(1, perAddress ?? limit)
+        self.slowBody = slowBody
+    }
+
+    /// Adds a connection from `address` (nil: a trusted proxy's, or unknown); returns false
+    /// when it must be closed (every connection it could replace is busy).
+    func admit(_ channel: any Channel, address: String? = nil, now: ContinuousClock.Instant = .now) -> Bool {
+        let outcome: (admitted: Bool, evicted: (any Channel)?) = state.withLock { state in
+            /// The connection to close among `candidates`: the longest idle, else the one whose
+            /// body has been arriving longest, ``slowBody`` or more.
+            func victim(_ candidates: some Sequence<(key: ObjectIdentifier, value: Entry)>) -> ObjectIdentifier? {
+                var idle: (key: ObjectIdentifier, since: ContinuousClock.Instant)?
+                var slow: (key: ObjectIdentifier, since: ContinuousClock.Instant)?
+                for (key, entry) in candidates {
+                    if let since = entry.waitingSince {
+                        if idle == nil || since < idle!.since { idle = (key, since) }
+                    } else if let since = entry.receivingSince, now - since >= slowBody {
+                        if slow == nil || since < slow!.since { slow = (key, since) }
+                    }
+                }
+                return idle?.key ?? slow?.key
+            }
+            var evicted: (any Channel)?
+            if let address, state.byAddress[address, default: 0] >= perAddress {
+                guard let key = victim(state.entries.lazy.filter { $0.value.address == address }) else { return (false, nil) }
+                evicted = state.remove(key)?.channel
+            } else if state.entries.count >= limit {
+                guard let key = victim(state.entries) else { return (false, nil) }
+                evicted = state.remove(key)?.channel
+            }
+            state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, address: address, waitingSince: now)
+            if let address { state.byAddress[address, default: 0] += 1 }
             return (true, evicted)
         }
         outcome.evicted?.close(promise: nil)
@@ -70,13 +118,20 @@ final class ConnectionRegistry: Sendable {
     }
 
     func setWaiting(_ channel: any Channel, _ waiting: Bool) {
-        entries.withLock { entries in
-            entries[ObjectIdentifier(channel)]?.waitingSince = waiting ? .now : nil
+        state.withLock { state in
+            state.entries[ObjectIdentifier(channel)]?.waitingSince = waiting ? .now : nil
+        }
+    }
+
+    /// Marks the connection's request as receiving its body (from its head to its end).
+    func setReceiving(_ channel: any Channel, _ receiving: Bool) {
+        state.withLock { state in
+            state.entries[ObjectIdentifier(channel)]?.receivingSince = receiving ? .now : nil
         }
     }
 
     func remove(_ channel: any Channel) {
-        _ = entries.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+        _ = state.withLock { $0.remove(ObjectIdentifier(channel)) }
     }
 }
 
@@ -91,20 +146,25 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     let registry: ConnectionRegistry
     let limits: ConnectionLimits
+    /// Proxies whose connections carry many clients: not counted against one address's share.
+    let trustedProxies: TrustedProxies
     private var admitted = false
     /// Between a request's end and the next request's first bytes.
     private var waitingForRequest = true
     private var headDeadline: Scheduled<Void>?
     private var bodyDeadline: Scheduled<Void>?
 
-    init(registry: ConnectionRegistry, limits: ConnectionLimits) {
+    init(registry: ConnectionRegistry, limits: ConnectionLimits, trustedProxies: TrustedProxies = TrustedProxies()) {
         self.registry = registry
         self.limits = limits
+        self.trustedProxies = trustedProxies
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         try? context.pipeline.syncOperations.addHandler(ByteWatcher(onBytes: { [weak self] in self?.bytesArrived(context) }), position: .first)
-        guard registry.admit(context.channel) else {
+        let peer = context.channel.remoteAddress?.ipAddress
+        let address = peer.flatMap { trustedProxies.trusts($0) ? nil : $0 }
+        guard registry.admit(context.channel, address: address) else {
             context.close(promise: nil)
             return
         }
@@ -147,6 +207,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             // A pipelined request's head comes after the answer before it marked the
             // connection waiting, with no new bytes to say otherwise.
             registry.setWaiting(context.channel, false)
+            registry.setReceiving(context.channel, true)
             let channel = context.channel
             bodyDeadline = context.eventLoop.scheduleTask(in: TimeAmount(limits.bodyTimeout)) { channel.close(promise: nil) }
         case .body:
@@ -154,6 +215,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             bodyDeadline?.cancel()
             bodyDeadline = nil
+            registry.setReceiving(context.channel, false)
         }
         context.fireChannelRead(data)
     }

@@ -76,9 +76,16 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("max-connections"),
-        help: "Open connections at most; at the cap a new one closes the longest idle. Default: the open-files limit less 64, at most 10000."
+        help:
+            "Open connections at most; at the cap a new one closes the longest idle, else the upload stalled longest. Default: the open-files limit less 64, at most 10000."
     )
     var maxConnections: Int?
+
+    @Option(
+        name: .customLong("max-connections-per-address"),
+        help: "Open connections one client address may hold (not a trusted proxy's). Default: a sixteenth of --max-connections, at least 8."
+    )
+    var maxConnectionsPerAddress: Int?
 
     @Option(
         name: .customLong("trusted-proxy"),
@@ -154,6 +161,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let maxConnections, !(1...1_000_000).contains(maxConnections) {
             throw ValidationError("--max-connections must be from 1 to 1000000")
         }
+        if let maxConnectionsPerAddress, !(1...1_000_000).contains(maxConnectionsPerAddress) {
+            throw ValidationError("--max-connections-per-address must be from 1 to 1000000")
+        }
         if let publicURL {
             guard let url = URLComponents(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false,
                 url.query == nil, url.fragment == nil
@@ -202,7 +212,10 @@ struct ServeCommand: AsyncParsableCommand {
         api.scanTimeBudget = scanTimeBudget > 0 ? .milliseconds(scanTimeBudget) : nil
         api.trustedProxies = try TrustedProxies(trustedProxies)
         api.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
-        var limits = ConnectionLimits(maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximumConnections)
+        var limits = ConnectionLimits(
+            maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximumConnections,
+            maximumConnectionsPerAddress: maxConnectionsPerAddress
+        )
         limits.idleTimeout = .seconds(idleTimeout)
         limits.headerTimeout = .seconds(headerTimeout)
         limits.bodyTimeout = .seconds(bodyTimeout)

@@ -15,8 +15,16 @@ struct ConnectionLimitTests {
         return api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger())
     }
 
-    static func limits(maximum: Int = 100, idle: Int = 30, header: Int = 30, body: Int = 30) -> ConnectionLimits {
-        var limits = ConnectionLimits(maximumConnections: maximum)
+    static func limits(
+        maximum: Int = 100,
+        perAddress: Int? = nil,
+        idle: Int = 30,
+        header: Int = 30,
+        body: Int = 30,
+        slowBody: Duration = .seconds(30)
+    ) -> ConnectionLimits {
+        var limits = ConnectionLimits(maximumConnections: maximum, maximumConnectionsPerAddress: perAddress)
+        limits.slowBody = slowBody
         limits.idleTimeout = .seconds(idle)
         limits.headerTimeout = .seconds(header)
         limits.bodyTimeout = .seconds(body)
@@ -122,6 +130,43 @@ struct ConnectionLimitTests {
             let finished = await busy[2].send(padded)
             let created = await busy[2].receive()
             #expect(finished && created.hasPrefix("HTTP/1.1 201"), "\(created.prefix(60))")
+        }
+    }
+
+    /// Issue 64: connections that sent a POST head and stalled held their slots for the whole
+    /// body timeout, and at the cap new clients got connection errors.
+    @Test("at the cap, the upload whose body has been arriving longest makes room; one address holds at most its share")
+    func slowBodiesAndShares() async throws {
+        let fixture = try await APIFixture()
+        let head = RawConnection.head("/v1/tokens", key: fixture.shop.publishable, type: "application/json", length: 100, close: false)
+        try await Self.application(fixture, limits: Self.limits(maximum: 3, perAddress: 2, slowBody: .milliseconds(500))).test(.live) { client in
+            let port = try #require(client.port)
+            // One address's two stalled uploads fill its share; a third from it closes the
+            // slowest of its own, and is served.
+            var stalled: [RawConnection] = []
+            for _ in 0..<2 {
+                let connection = try RawConnection(port: port, timeout: 10, from: "127.0.0.2")
+                #expect(await connection.send(head))
+                stalled.append(connection)
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            try await Task.sleep(for: .milliseconds(700))
+            let third = try RawConnection(port: port, timeout: 10, from: "127.0.0.2")
+            let asked = await third.send(Self.healthz)
+            let answer = await third.receive()
+            #expect(asked && answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(60))")
+            #expect(await stalled[0].closedByServer(), "the slowest upload of that address was closed")
+
+            // Another address fills the cap (3) with a stalled upload; a fourth client, from yet
+            // another address, closes the upload stalled longest and is served.
+            let other = try RawConnection(port: port, timeout: 10, from: "127.0.0.3")
+            #expect(await other.send(head))
+            try await Task.sleep(for: .milliseconds(700))
+            let fourth = try RawConnection(port: port, timeout: 10, from: "127.0.0.4")
+            let fourthAsked = await fourth.send(Self.healthz)
+            let fourthAnswer = await fourth.receive()
+            #expect(fourthAsked && fourthAnswer.hasPrefix("HTTP/1.1 200"), "\(fourthAnswer.prefix(60))")
+            _ = (stalled, other)
         }
     }
 }
