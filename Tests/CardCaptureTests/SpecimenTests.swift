@@ -16,6 +16,36 @@ struct SpecimenTests {
         }
     }
 
+    @Test("a sample's run or repeated group read with one digit wrong is still the sample, though the misreading passes the check")
+    func misreadSamples() {
+        // Samples' runs (up, down, one digit) and repeated groups, printed failing the check (a
+        // misreading of one digit of a number that passes it always fails it): every misreading
+        // of one digit inside the pattern that passes the check is refused as the sample.
+        for number in ["5498765432109871", "1234567890123456", "4000123456789010", "5434563456345613", "6225888888888888"] {
+            var digits = Self.digits(number)
+            #expect(Specimen.hasSamplePattern(digits) && !PAN.luhnValid(digits), "\(number.prefix(6))")
+            var refused = 0
+            for index in digits.indices {
+                let kept = digits[index]
+                for digit in UInt8(0)...9 where digit != kept {
+                    digits[index] = digit
+                    if PAN.luhnValid(digits), Specimen.hasRunOrRepeat(Self.digits(number), inside: index) {
+                        #expect(Specimen.inNumber(digits, acceptingTestNumbers: false)?.reason == .sampleNumber, "\(number.prefix(6)) at \(index)")
+                        refused += 1
+                    }
+                }
+                digits[index] = kept
+            }
+            #expect(refused >= 5, "\(number.prefix(6)): \(refused)")
+        }
+        // A digit beside a run of seven is not inside a run: not a sample.
+        #expect(!Specimen.isMisreadSamplePattern(Self.digits("6222021234567")))
+        // Genuine-looking numbers, zero-heavy UnionPay ones included, are not near a sample.
+        for number in ["4539148803436467", "6228480018254325972", "6217000120003456123", "5425233430109903"] {
+            #expect(!Specimen.isMisreadSamplePattern(Self.digits(number)), "\(number.prefix(6))")
+        }
+    }
+
     @Test("published test numbers are cards in the sandbox and samples where live payments are read")
     func testNumbers() {
         for number in ["4111111111111111", "4242424242424242", "4000000000000002", "6200000000000005", "378282246310005"] {

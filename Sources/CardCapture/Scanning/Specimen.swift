@@ -68,7 +68,7 @@ public struct Specimen: Sendable, Hashable {
         {
             return nil
         }
-        return hasSamplePattern(digits) ? Specimen(reason: .sampleNumber) : nil
+        return hasSamplePattern(digits) || isMisreadSamplePattern(digits) ? Specimen(reason: .sampleNumber) : nil
     }
 
     /// How long a run of digits counting up, counting down or repeating one digit marks a
@@ -84,22 +84,55 @@ public struct Specimen: Sendable, Hashable {
     /// Runs of ``patternRun`` digits counting up (`…7890 12…` wraps), down or repeating, a
     /// group of four printed three times in a row, or an account part mostly one digit.
     static func hasSamplePattern(_ digits: [UInt8]) -> Bool {
-        for step in [0, 1, 9] {
-            var run = 1
-            for index in digits.indices.dropFirst() {
-                run = digits[index] == (digits[index - 1] + UInt8(step)) % 10 ? run + 1 : 1
-                if run >= patternRun { return true }
-            }
-        }
+        if hasRunOrRepeat(digits) { return true }
         guard digits.count >= 12 else { return false }
         let account = digits.dropFirst(6)
         let most = (UInt8(0)...9).map { digit in account.filter { $0 == digit }.count }.max() ?? 0
-        if Double(most) >= dominantShare * Double(account.count) { return true }
+        return Double(most) >= dominantShare * Double(account.count)
+    }
+
+    /// A run of ``patternRun`` (up, down or one digit) or a group of four three times in a row;
+    /// with `inside`, only one that holds that place, and for a run not at its first or last
+    /// digit.
+    static func hasRunOrRepeat(_ digits: [UInt8], inside place: Int? = nil) -> Bool {
+        for step in [0, 1, 9] {
+            var start = 0
+            for index in digits.indices.dropFirst() {
+                if digits[index] != (digits[index - 1] + UInt8(step)) % 10 { start = index }
+                // The run digits[start...index], as long as it has grown.
+                guard index - start + 1 >= patternRun else { continue }
+                let next = index + 1
+                let ends = next == digits.count || digits[next] != (digits[index] + UInt8(step)) % 10
+                guard ends else { continue }
+                if let place { if place > start && place < index { return true } } else { return true }
+            }
+        }
+        guard digits.count >= 12 else { return false }
         for start in 0...(digits.count - 12) {
             let group = digits[start..<(start + 4)]
             if digits[(start + 4)..<(start + 8)].elementsEqual(group), digits[(start + 8)..<(start + 12)].elementsEqual(group) {
-                return true
+                if let place { if (start..<(start + 12)).contains(place) { return true } } else { return true }
             }
+        }
+        return false
+    }
+
+    /// Whether one digit read otherwise, inside a run or repeat it would complete
+    /// (``hasRunOrRepeat(_:inside:)``), makes the number a sample's: a sample card's
+    /// `…9876 5432…` read with one digit wrong breaks its run, and the wrong reading passes the
+    /// check digit one time in ten. A random 16-digit number has such a broken run about once
+    /// in six thousand (and is then offered to type, never taken as another number). A digit
+    /// beside a run of seven does not count (seven in a run is not a sample's), and the share
+    /// of one digit is not widened so, as genuine UnionPay account parts hold many zeros.
+    static func isMisreadSamplePattern(_ digits: [UInt8]) -> Bool {
+        var variant = digits
+        for index in digits.indices {
+            let read = digits[index]
+            for digit in UInt8(0)...9 where digit != read {
+                variant[index] = digit
+                if hasRunOrRepeat(variant, inside: index) { return true }
+            }
+            variant[index] = read
         }
         return false
     }
