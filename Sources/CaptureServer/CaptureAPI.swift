@@ -32,7 +32,7 @@ public struct CaptureAPI: Sendable {
     /// answers with what it decided (``CardScanner/Configuration/timeBudget``); nil for no
     /// bound. `serve --scan-time-budget`. Without one, a picture made to confuse the scanner
     /// held a thread for a minute.
-    public var scanTimeBudget: Duration? = .seconds(2)
+    public var scanTimeBudget: Duration? = .seconds(3)
     /// How long a request holds its Idempotency-Key before a retry may take it over, and how
     /// old a pending charge must be before the sweeper settles it (its request died).
     public var idempotencyLease: Duration = .seconds(30)

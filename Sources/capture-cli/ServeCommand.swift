@@ -57,7 +57,7 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "ms"
         )
     )
-    var scanTimeBudget = 2000
+    var scanTimeBudget = 3000
 
     @Option(
         name: .customLong("retention-days"),
