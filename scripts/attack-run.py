@@ -11,6 +11,11 @@ Repeats the attack run that issue 35 reported, with the figures it asked for aft
                  merchant's one event: seconds until its endpoint has it
   at rest        the vault's database and its log searched for the API keys, the webhook
                  secrets (one endpoint made with an Idempotency-Key) and the card numbers
+  stalled        issue 64: eight scan uploads from one address that send their head and one byte
+                 and stall; another address's scan meanwhile: its status and seconds
+  crafted        issue 64: for 20 s, 16 threads post 42-byte PNGs whose text chunk declares 2 GiB
+                 and 8 threads post 1548 x 1548 noise PNGs (4-pixel blocks) to /v1/scans; the
+                 server's peak resident memory, and the other merchant's scans' statuses and seconds
 
 Usage: scripts/attack-run.py --cli .build/release/capture-cli [--folder DIR]
 Standard library only. Test card numbers only.
@@ -19,6 +24,7 @@ Standard library only. Test card numbers only.
 import argparse
 import concurrent.futures
 import glob
+import http.client
 import http.server
 import json
 import os
@@ -30,6 +36,9 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import random
+import struct
+import zlib
 
 from test_support import free_port
 
@@ -213,6 +222,112 @@ def at_rest(server: Server) -> dict:
     return {"searched": len(secrets), "found": found}
 
 
+def png(width: int, height: int, rows: bytes, colour: int = 2) -> bytes:
+    """A PNG of raw RGB (colour 2) or grey (colour 0) rows, each with its filter byte."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    header = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 6)) + chunk(b"IEND", b"")
+
+
+def forged_png() -> bytes:
+    """The file of issue 64 (42 bytes here): a header, then a text chunk that declares 2 GiB and stops."""
+    whole = png(1, 1, b"\x00\x00\x00\x00", 2)
+    return whole[:33] + struct.pack(">I", 0x7FFFFFFF) + b"tEXt" + b"k"
+
+
+def noise_png(side: int = 1548, block: int = 4, seed: int = 7) -> bytes:
+    """Random 4-pixel blocks in colour: within every bound, as hard as a picture gets to read."""
+    generator = random.Random(seed)
+    cells = side // block
+    rows = []
+    for _ in range(cells):
+        line = b"".join(bytes([generator.randrange(256) for _ in range(3)]) * block for _ in range(cells))
+        rows += [b"\x00" + line] * block
+    return png(cells * block, cells * block, b"".join(rows))
+
+
+def resident_mb(pid: int) -> float:
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def scan_from(server: Server, merchant: int, photo: bytes, source: str):
+    """A scan sent from the local address `source` (another client to the server): (status, seconds)."""
+    start = time.time()
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120, source_address=(source, 0))
+    try:
+        connection.request("POST", "/v1/scans", photo, {"Authorization": "Bearer " + server.merchants[merchant]["secret_key"],
+                                                         "Content-Type": "image/png"})
+        status = connection.getresponse().status
+    finally:
+        connection.close()
+    return status, round(time.time() - start, 2)
+
+
+def stalled(server: Server, photo: bytes) -> dict:
+    """Eight uploads from 127.0.0.2 that stall after one byte; a scan from 127.0.0.3 meanwhile."""
+    sockets, answers = [], []
+    for _ in range(8):
+        connection = socket.create_connection(("127.0.0.1", server.port), source_address=("127.0.0.2", 0))
+        connection.sendall(("POST /v1/scans HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: image/png\r\n"
+                            "Content-Length: 1000000\r\n\r\n" % server.merchants[0]["publishable_key"]).encode() + b"\x89")
+        sockets.append(connection)
+    time.sleep(1)
+    for connection in sockets:
+        connection.settimeout(0.2)
+        try:
+            answers.append(connection.recv(64).split(b" ")[1].decode())
+        except (socket.timeout, IndexError):
+            answers.append("waiting")
+    status, seconds = scan_from(server, 1, photo, "127.0.0.3")
+    for connection in sockets:
+        connection.close()
+    return {"stalled_uploads": len(sockets), "their_answers": answers, "other_scan_status": status, "other_scan_seconds": seconds}
+
+
+def crafted(server: Server, photo: bytes, seconds: float = 20) -> dict:
+    """Forged and noise pictures at full concurrency; the server's peak memory; another merchant's scans."""
+    forged, noise = forged_png(), noise_png()
+    stop = threading.Event()
+    statuses = []
+    peak = [resident_mb(server.process.pid)]
+
+    def post(body: bytes, source: str):
+        while not stop.is_set():
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120, source_address=(source, 0))
+                connection.request("POST", "/v1/scans", body, {"Authorization": "Bearer " + server.merchants[0]["publishable_key"],
+                                                              "Content-Type": "image/png"})
+                statuses.append(str(connection.getresponse().status))
+                connection.close()
+            except OSError:
+                statuses.append("error")
+
+    def watch():
+        while not stop.is_set():
+            peak[0] = max(peak[0], resident_mb(server.process.pid))
+            time.sleep(0.05)
+
+    with concurrent.futures.ThreadPoolExecutor(26) as pool:
+        pool.submit(watch)
+        for index in range(16):
+            pool.submit(post, forged, "127.0.0.%d" % (10 + index))
+        for index in range(8):
+            pool.submit(post, noise, "127.0.0.%d" % (40 + index))
+        time.sleep(2)
+        others = [scan_from(server, 1, photo, "127.0.0.4") for _ in range(3)]
+        remaining = seconds - 2 - sum(taken for _, taken in others)
+        if remaining > 0:
+            time.sleep(remaining)
+        stop.set()
+    return {"forged_png_bytes": len(forged), "noise_png_bytes": len(noise), "requests": len(statuses),
+            "statuses": {code: statuses.count(code) for code in sorted(set(statuses))},
+            "peak_resident_mb": round(peak[0]), "other_merchant_scans": others}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", required=True)
@@ -224,7 +339,8 @@ def main():
     server = Server(arguments.cli, folder)
     try:
         figures = {"card_testing": card_testing(server), "photo_flood": photo_flood(server, photo),
-                   "tarpit": tarpit(server), "at_rest": at_rest(server)}
+                   "tarpit": tarpit(server), "at_rest": at_rest(server), "stalled": stalled(server, photo),
+                   "crafted": crafted(server, photo)}
     finally:
         server.stop()
     print(json.dumps(figures, indent=2))

@@ -226,6 +226,12 @@ def desktop(vault: Vault, site: ReturnSite, shots: str):
         check(number.get_attribute("value") == "4242 4242 4242 4242", "a Visa number groups by four")
         expiry = type_into(driver, "expiry", "1230")
         check(expiry.get_attribute("value") == "12/30", "the expiry gets its slash")
+        # A two-digit year of 20 is 2020, whole: the card expired, not an expiry still being typed.
+        fill(driver, VISA, expiry="0520")
+        driver.find_element(By.ID, "pay").click()
+        WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "expiry-error"))
+        said = driver.find_element(By.ID, "expiry-error").text
+        check("expired" in said and "not complete" not in said, "MM/20 says the card expired (%r)" % said)
         fill(driver, DECLINED)
         driver.save_screenshot(os.path.join(shots, "checkout-filled.png"))
         driver.find_element(By.ID, "pay").click()

@@ -104,4 +104,23 @@ struct ScanAdmissionTests {
         api.scanTimeBudget = nil
         #expect(api.makeScanning()?.scanner.configuration.timeBudget == nil)
     }
+
+    /// Issue 64's crafted-picture run: 24 threads of noise and forged pictures under one
+    /// merchant's publishable key held every place, and another merchant's scans were 429.
+    @Test("one merchant's scans hold at most a quarter of the places; another merchant's still get theirs")
+    func merchantShares() async throws {
+        let scanning = ScanRoutes.Scanning(scanner: try CardScanner(), limit: 8)
+        #expect(scanning.merchantShare == 2)
+        let gate = Gate()
+        let flooding = (0..<2).map { _ in Task { try await scanning.holdingPlace(merchant: "m_flooded") { await gate.wait() } } }
+        try await Task.sleep(for: .milliseconds(50))
+        let refused = await #expect(throws: APIError.self) { try await scanning.holdingPlace(merchant: "m_flooded") {} }
+        #expect(refused?.status == .tooManyRequests && refused?.message.contains("2 of the scanner's places") == true)
+        // Another merchant is served meanwhile.
+        try await scanning.holdingPlace(merchant: "m_other") {}
+        gate.open()
+        for task in flooding { try await task.value }
+        // The share is given back.
+        try await scanning.holdingPlace(merchant: "m_flooded") {}
+    }
 }

@@ -27,8 +27,9 @@ struct ScanRoutes {
     /// request's head and stalls holds one upload slot of its own address
     /// (``receiving(address:_:)``), never the scanner. At most ``limit`` pictures are held
     /// for scanning at once (running or waiting); beyond that the answer is 429, so a burst of
-    /// uploads cannot pile up memory. The hosted pages' photos (a buyer's, whom nobody
-    /// vouches for) take at most ``pageShare`` of the places, one at a time per session and
+    /// uploads cannot pile up memory; one merchant's scans hold at most ``merchantShare``. The
+    /// hosted pages' photos (a buyer's, whom nobody vouches for) take at most ``pageShare`` of
+    /// the places, one at a time per session and
     /// per client address, and ``pagePhotosPerMinute`` a minute each: however one buyer
     /// floods the page, the merchants' own scans keep the other places. Pages and the API
     /// scan on thread pools of their own, so neither waits behind the other's queue.
@@ -53,6 +54,9 @@ struct ScanRoutes {
         var uploadsInFlight: Int { limit * 4 }
         /// Places the pages' photos may hold together: half, at least one.
         var pageShare: Int { max(1, limit / 2) }
+        /// Places one merchant's scans may hold together: a quarter, at least one.
+        var merchantShare: Int { max(1, limit / 4) }
+        private let merchantHolders = Mutex<[String: Int]>([:])
         private let pageHolders = Mutex(PageHolders())
         private let pageLimiter: RateLimiter
 
@@ -181,10 +185,33 @@ struct ScanRoutes {
             return try await holdingPlace(body)
         }
 
-        /// Runs `body` (reading the image, then scanning it) holding one of the ``limit``
-        /// places, or throws 429 when all are taken: before the image is read, so that
-        /// uploads beyond the limit hold no memory.
-        func holdingPlace<T>(_ body: () async throws -> T) async throws -> T {
+        /// Runs `body` (scanning a picture read already) holding one of the ``limit`` places,
+        /// and for a merchant's scan (`merchant`) one of that merchant's ``merchantShare``, or
+        /// throws 429 when they are taken. A publishable key is public: one merchant's key, however
+        /// flooded, leaves the other merchants places of their own.
+        func holdingPlace<T>(merchant: String? = nil, _ body: () async throws -> T) async throws -> T {
+            if let merchant {
+                let share = merchantShare
+                let taken = merchantHolders.withLock { holders in
+                    guard holders[merchant, default: 0] < share else { return false }
+                    holders[merchant, default: 0] += 1
+                    return true
+                }
+                guard taken else {
+                    throw APIError.rateLimited(
+                        "this merchant's pictures already hold \(share) of the scanner's places; retry in a second",
+                        retryAfter: 1
+                    )
+                }
+            }
+            defer {
+                if let merchant {
+                    merchantHolders.withLock { holders in
+                        let left = holders[merchant, default: 1] - 1
+                        holders[merchant] = left > 0 ? left : nil
+                    }
+                }
+            }
             let before = held.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
             defer { held.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
             guard before < limit else {
@@ -273,7 +300,7 @@ struct ScanRoutes {
         let bytes = try await scanning.receiving(address: address) {
             Array(try await APIBody.collect(request, limit: limit, tooLarge: Self.tooLarge(limit)).readableBytesView)
         }
-        return try await scanning.holdingPlace {
+        return try await scanning.holdingPlace(merchant: merchantID) {
             try await idempotent.run(request, merchantID: merchantID, body: bytes) {
                 let start = ContinuousClock.now
                 let result: ScanResult
