@@ -64,7 +64,8 @@ struct HardeningTests {
         let logged = fixture.logs.all.joined(separator: "\n")
         #expect(logged.contains("/v1/tokens/424242******4242"))
         #expect(logged.contains("/v1/tokens/4242-42**-****-4242"))
-        #expect(logged.contains("/v1/clients/4242%2042**%20****%204242"))
+        // The logged path is percent-decoded before it is masked (a number sent as %34%32… is masked too).
+        #expect(logged.contains("/v1/clients/4242 42** **** 4242"))
         for number in ["4242424242424242", "5555555555554444", "4242-4242-4242-4242", "4242%204242%204242%204242", "5555 5555 5555 4444"] {
             #expect(!logged.contains(number))
         }
