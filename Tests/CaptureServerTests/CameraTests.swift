@@ -144,6 +144,16 @@ struct CameraTests {
                 #expect(tokenStatus == .notFound && String(decoding: body, as: UTF8.self).contains("scan_not_found"))
             }
 
+            // The start mark is "1" or absent.
+            var marked = HTTPFields()
+            marked[.contentType] = "image/jpeg"
+            marked[HTTPField.Name("X-Capture-Form-Token")!] = token
+            marked[.cookie] = buyer.cookie
+            marked[HTTPField.Name("X-Capture-Camera-Start")!] = "yes"
+            let badMark = try await client.execute(uri: "/pay/\(id)/frames", method: .post, headers: marked, body: ByteBuffer(bytes: junk)) {
+                $0.status
+            }
+            #expect(badMark == .badRequest)
             // The camera started again: the earlier card is dropped, and the new reading is voted anew.
             let (_, restarted) = try await client.frame(id, junk, token: token, cookie: buyer.cookie)
             #expect((restarted["card"] as? [String: Any])?["scan"] as? String == reference, "without a start, the card stays")

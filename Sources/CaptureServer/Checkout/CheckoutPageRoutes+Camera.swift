@@ -83,7 +83,18 @@ extension CheckoutPageRoutes {
             )
             return Array(try await APIBody.collect(request, limit: limit, tooLarge: tooLarge).readableBytesView)
         }
-        if request.headers[Self.cameraStartHeader] == "1" { camera.forget(reading) }
+        if let start = request.headers[Self.cameraStartHeader] {
+            guard start == "1" else {
+                throw APIError(
+                    .badRequest,
+                    .invalidRequest,
+                    code: "parameter_invalid",
+                    message: "X-Capture-Camera-Start is \"1\" on the first frame after the camera starts, and absent otherwise",
+                    param: "X-Capture-Camera-Start"
+                )
+            }
+            camera.forget(reading)
+        }
         switch camera.admit(reading) {
         case .success(let accepted?):
             return try answer(accepted)
