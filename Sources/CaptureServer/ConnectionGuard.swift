@@ -64,14 +64,11 @@ final class ConnectionRegistry: Sendable {
 
     private struct State {
         var entries: [ObjectIdentifier: Entry] = [:]
-        var byAddress: [String: Int] = [:]
+        var byAddress = KeyedCount()
 
         mutating func remove(_ key: ObjectIdentifier) -> Entry? {
             guard let entry = entries.removeValue(forKey: key) else { return nil }
-            if let address = entry.address {
-                let left = byAddress[address, default: 1] - 1
-                byAddress[address] = left > 0 ? left : nil
-            }
+            if let address = entry.address { byAddress.remove(address) }
             return entry
         }
     }
@@ -102,7 +99,7 @@ final class ConnectionRegistry: Sendable {
                 return idle?.key ?? slow?.key
             }
             var evicted: (any Channel)?
-            if let address, state.byAddress[address, default: 0] >= perAddress {
+            if let address, state.byAddress[address] >= perAddress {
                 guard let key = victim(state.entries.lazy.filter { $0.value.address == address }) else { return (false, nil) }
                 evicted = state.remove(key)?.channel
             } else if state.entries.count >= limit {
@@ -110,7 +107,7 @@ final class ConnectionRegistry: Sendable {
                 evicted = state.remove(key)?.channel
             }
             state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, address: address, waitingSince: now)
-            if let address { state.byAddress[address, default: 0] += 1 }
+            if let address { state.byAddress.add(address) }
             return (true, evicted)
         }
         outcome.evicted?.close(promise: nil)

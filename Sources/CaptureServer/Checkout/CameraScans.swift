@@ -124,6 +124,12 @@ final class CameraScans: Sendable {
         }
     }
 
+    /// The key of the reading of checkout session `session` in the browser whose page cookie
+    /// holds `browser`.
+    static func reading(session: String, browser: String) -> String {
+        session + " " + browser
+    }
+
     /// Drops the reading of `session` and its accepted card: the buyer starts again (the page
     /// loaded anew, or the card paid or refused).
     func forget(_ session: String) {

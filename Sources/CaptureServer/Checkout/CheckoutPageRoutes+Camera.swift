@@ -71,7 +71,7 @@ extension CheckoutPageRoutes {
         guard let browser = browserNonce(request) else {
             throw APIError(.forbidden, .invalidRequest, code: "invalid_form_token", message: "reload the page and scan the card again")
         }
-        let reading = id + " " + browser
+        let reading = CameraScans.reading(session: id, browser: browser)
         try scanning.admitFrame(session: id, address: address)
         let limit = camera.limits.frame.maxBytes
         let bytes = try await scanning.receiving(address: address) {
@@ -173,11 +173,15 @@ extension CheckoutPageRoutes {
     /// What the page says of a card the camera read: an expiry in the past is said at once
     /// (the field holds it, to correct a misread), not first at Pay.
     static func acceptedMessage(expiry: Expiry?, today: CalendarDate) -> String {
-        if let expiry, (try? expiry.validate(on: today)) == nil {
-            return "The camera read the expiry \(expiry.formatted), which has passed: "
-                + "correct it if it was misread, or use a card that is still valid."
-        }
-        return "Check the card read by the camera, then add the security code."
+        passedExpiry(expiry, today: today, said: "The camera read the expiry")
+            ?? "Check the card read by the camera, then add the security code."
+    }
+
+    /// "`said` MM/YY, which has passed: …" for an expiry read off a card that is before
+    /// `today`; nil for one still good, or none.
+    static func passedExpiry(_ expiry: Expiry?, today: CalendarDate, said: String) -> String? {
+        guard let expiry, (try? expiry.validate(on: today)) == nil else { return nil }
+        return "\(said) \(expiry.formatted), which has passed: correct it if it was misread, or use a card that is still valid."
     }
 
     private func answer(_ body: FrameAnswer) throws -> Response {

@@ -77,10 +77,8 @@ extension CheckoutPageRoutes {
             message = "Check every digit of the number read from your photo: as read, it fails the card number's check."
         } else if pan == nil {
             message = "No card number could be read from the photo; type it in."
-        } else if let read = result.expiry, (try? read.validate(on: CardClock.system.today())) == nil {
-            message =
-                "The photo's card shows the expiry \(read.formatted), which has passed: "
-                + "correct it if it was misread, or use a card that is still valid."
+        } else if let passed = Self.passedExpiry(result.expiry, today: CardClock.system.today(), said: "The photo's card shows the expiry") {
+            message = passed
         } else {
             message = "Check the number\(expiry == nil ? "" : " and expiry") read from your photo, then add the security code."
         }

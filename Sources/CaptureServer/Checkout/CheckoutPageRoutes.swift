@@ -81,7 +81,7 @@ struct CheckoutPageRoutes {
             let page = try await payments.checkoutPage(id)
             // The page loaded anew: this browser's camera starts again (a card it read before
             // does not come back by itself).
-            if let browser = browserNonce(request) { camera.forget(id + " " + browser) }
+            if let browser = browserNonce(request) { camera.forget(CameraScans.reading(session: id, browser: browser)) }
             // Back from the page's own form (?sent=1), in the browser whose payment or cancel
             // ended the session (its one-time mark): the buyer is sent on, once.
             let marked = request.cookies[sentCookieName]?.value == id
@@ -144,7 +144,7 @@ struct CheckoutPageRoutes {
                 // from the vault, never from the page. Whatever this attempt comes to, the
                 // camera starts again (a card refused here never comes back by itself).
                 let browser = browserNonce(request) ?? ""
-                camera.forget(id + " " + browser)
+                camera.forget(CameraScans.reading(session: id, browser: browser))
                 guard let found = payments.pageScanID(reference, sessionID: id, nonce: browser),
                     let scanned = try? await payments.vault.scannedCard(for: session.merchantID, scan: found, checkoutSession: id)
                 else {
@@ -226,7 +226,7 @@ struct CheckoutPageRoutes {
 
     /// The client's address as the rate limits count it.
     func client(_ request: Request, _ context: APIContext) -> String {
-        trustedProxies.rateKey(peer: context.remoteAddress?.ipAddress ?? "unknown", forwardedFor: request.headers[values: TokenRoutes.forwardedFor])
+        trustedProxies.rateKey(of: request, context)
     }
 
     // MARK: - The form

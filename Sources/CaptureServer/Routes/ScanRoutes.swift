@@ -41,12 +41,8 @@ struct ScanRoutes {
         let pagePool: NIOThreadPool
         let limit: Int
         private let held = Atomic<Int>(0)
-        private let uploads = Mutex(Uploads())
-
-        private struct Uploads {
-            var total = 0
-            var byAddress: [String: Int] = [:]
-        }
+        /// Picture bodies being received, by client address.
+        private let uploads = Mutex(KeyedCount())
 
         /// Picture bodies one client address may be sending at once (a merchant's backend, or
         /// the buyers behind one network), and all addresses together.
@@ -56,7 +52,7 @@ struct ScanRoutes {
         var pageShare: Int { max(1, limit / 2) }
         /// Places one merchant's scans may hold together: a quarter, at least one.
         var merchantShare: Int { max(1, limit / 4) }
-        private let merchantHolders = Mutex<[String: Int]>([:])
+        private let merchantHolders = Mutex(KeyedCount())
         private let pageHolders = Mutex(PageHolders())
         private let pageLimiter: RateLimiter
 
@@ -106,10 +102,9 @@ struct ScanRoutes {
         /// all send ``uploadsInFlight``. The body's own time limit (``ConnectionLimits/bodyTimeout``)
         /// ends a stalled one.
         func receiving<T>(address: String, _ body: () async throws -> T) async throws -> T {
-            let taken = uploads.withLock { state in
-                guard state.total < uploadsInFlight, state.byAddress[address, default: 0] < Self.uploadsPerAddress else { return false }
-                state.total += 1
-                state.byAddress[address, default: 0] += 1
+            let taken = uploads.withLock { uploads in
+                guard uploads.total < uploadsInFlight, uploads[address] < Self.uploadsPerAddress else { return false }
+                uploads.add(address)
                 return true
             }
             guard taken else {
@@ -118,13 +113,7 @@ struct ScanRoutes {
                     retryAfter: 1
                 )
             }
-            defer {
-                uploads.withLock { state in
-                    state.total -= 1
-                    let left = state.byAddress[address, default: 1] - 1
-                    state.byAddress[address] = left > 0 ? left : nil
-                }
-            }
+            defer { uploads.withLock { $0.remove(address) } }
             return try await body()
         }
 
@@ -193,8 +182,8 @@ struct ScanRoutes {
             if let merchant {
                 let share = merchantShare
                 let taken = merchantHolders.withLock { holders in
-                    guard holders[merchant, default: 0] < share else { return false }
-                    holders[merchant, default: 0] += 1
+                    guard holders[merchant] < share else { return false }
+                    holders.add(merchant)
                     return true
                 }
                 guard taken else {
@@ -204,14 +193,7 @@ struct ScanRoutes {
                     )
                 }
             }
-            defer {
-                if let merchant {
-                    merchantHolders.withLock { holders in
-                        let left = holders[merchant, default: 1] - 1
-                        holders[merchant] = left > 0 ? left : nil
-                    }
-                }
-            }
+            defer { if let merchant { merchantHolders.withLock { $0.remove(merchant) } } }
             let before = held.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
             defer { held.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
             guard before < limit else {
@@ -293,10 +275,7 @@ struct ScanRoutes {
             )
         }
         let limit = context.maxUploadSize
-        let address = trustedProxies.rateKey(
-            peer: context.remoteAddress?.ipAddress ?? "unknown",
-            forwardedFor: request.headers[values: TokenRoutes.forwardedFor]
-        )
+        let address = trustedProxies.rateKey(of: request, context)
         let bytes = try await scanning.receiving(address: address) {
             Array(try await APIBody.collect(request, limit: limit, tooLarge: Self.tooLarge(limit)).readableBytesView)
         }

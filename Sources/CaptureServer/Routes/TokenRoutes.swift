@@ -149,10 +149,7 @@ struct TokenRoutes {
     /// keys are limited: they are public, while a secret key is the merchant's own server.
     func checkRate(_ request: Request, _ context: APIContext) throws {
         guard let limiter, let key = context.apiKey, key.kind == .publishable else { return }
-        let address = trustedProxies.rateKey(
-            peer: context.remoteAddress?.ipAddress ?? "unknown",
-            forwardedFor: request.headers[values: Self.forwardedFor]
-        )
+        let address = trustedProxies.rateKey(of: request, context)
         guard let wait = limiter.take(key.hash + " " + address) else { return }
         throw APIError.rateLimited(
             "too many tokens from this publishable key and address (\(limiter.perMinute) a minute, \(limiter.burst) at once); retry in \(wait) s",
@@ -164,5 +161,13 @@ struct TokenRoutes {
         let merchantID = try context.secretMerchantID()
         let id = try context.parameters.require("id")
         return try await APIError.mapping { TokenBody(try await vault.token(id, merchantID: merchantID)) }
+    }
+}
+
+extension TrustedProxies {
+    /// ``rateKey(peer:forwardedFor:)`` of a request: its connection's peer and its
+    /// `X-Forwarded-For` values.
+    func rateKey(of request: Request, _ context: APIContext) -> String {
+        rateKey(peer: context.remoteAddress?.ipAddress ?? "unknown", forwardedFor: request.headers[values: TokenRoutes.forwardedFor])
     }
 }
