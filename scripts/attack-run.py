@@ -13,12 +13,14 @@ Repeats the attack run that issue 35 reported, with the figures it asked for aft
                  secrets (one endpoint made with an Idempotency-Key) and the card numbers
   stalled        issue 64: eight scan uploads from one address that send their head and one byte
                  and stall; another address's scan meanwhile: its status and seconds
-  crafted        issue 64: for 20 s, 16 threads post 42-byte PNGs whose text chunk declares 2 GiB
-                 and 8 threads post 1548 x 1548 noise PNGs (4-pixel blocks) to /v1/scans; the
-                 server's peak resident memory, and the other merchant's scans' statuses and seconds
+  crafted        issue 64: for 20 s, 16 threads post 42-byte PNGs whose text chunk declares 2 GiB,
+                 8 threads 1548 x 1548 noise PNGs (4-pixel blocks), 4 threads the largest pictures
+                 the bounds let through (16 MP, a progressive JPEG and a flat PNG, each under 200 KB:
+                 libjpeg holds a progressive file's coefficients whole) to /v1/scans; the server's
+                 peak resident memory, and the other merchant's scans' statuses and seconds
 
 Usage: scripts/attack-run.py --cli .build/release/capture-cli [--folder DIR]
-Standard library only. Test card numbers only.
+Standard library and Pillow (for the progressive JPEG). Test card numbers only.
 """
 
 import argparse
@@ -247,6 +249,16 @@ def noise_png(side: int = 1548, block: int = 4, seed: int = 7) -> bytes:
     return png(cells * block, cells * block, b"".join(rows))
 
 
+def largest_pictures(side: int = 4000) -> list:
+    """The biggest pictures the scanner's bounds admit (16 MP), small on the wire: a flat-coloured
+    progressive JPEG (4:4:4) and a flat PNG."""
+    import io
+    from PIL import Image
+    jpeg = io.BytesIO()
+    Image.new("RGB", (side, side), (200, 180, 90)).save(jpeg, "JPEG", quality=90, progressive=True, subsampling=0)
+    return [(jpeg.getvalue(), "image/jpeg"), (png(side, side, (b"\x00" + b"\x50\x60\x70" * side) * side), "image/png")]
+
+
 def resident_mb(pid: int) -> float:
     for line in open("/proc/%d/status" % pid):
         if line.startswith("VmRSS:"):
@@ -290,17 +302,17 @@ def stalled(server: Server, photo: bytes) -> dict:
 
 def crafted(server: Server, photo: bytes, seconds: float = 20) -> dict:
     """Forged and noise pictures at full concurrency; the server's peak memory; another merchant's scans."""
-    forged, noise = forged_png(), noise_png()
+    forged, noise, largest = forged_png(), noise_png(), largest_pictures()
     stop = threading.Event()
     statuses = []
     peak = [resident_mb(server.process.pid)]
 
-    def post(body: bytes, source: str):
+    def post(body: bytes, source: str, kind: str = "image/png"):
         while not stop.is_set():
             try:
                 connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120, source_address=(source, 0))
                 connection.request("POST", "/v1/scans", body, {"Authorization": "Bearer " + server.merchants[0]["publishable_key"],
-                                                              "Content-Type": "image/png"})
+                                                              "Content-Type": kind})
                 statuses.append(str(connection.getresponse().status))
                 connection.close()
             except OSError:
@@ -311,19 +323,22 @@ def crafted(server: Server, photo: bytes, seconds: float = 20) -> dict:
             peak[0] = max(peak[0], resident_mb(server.process.pid))
             time.sleep(0.05)
 
-    with concurrent.futures.ThreadPoolExecutor(26) as pool:
+    with concurrent.futures.ThreadPoolExecutor(30) as pool:
         pool.submit(watch)
         for index in range(16):
             pool.submit(post, forged, "127.0.0.%d" % (10 + index))
         for index in range(8):
             pool.submit(post, noise, "127.0.0.%d" % (40 + index))
+        for index in range(4):
+            pool.submit(post, *largest[index % 2], "127.0.0.%d" % (60 + index))
         time.sleep(2)
         others = [scan_from(server, 1, photo, "127.0.0.4") for _ in range(3)]
         remaining = seconds - 2 - sum(taken for _, taken in others)
         if remaining > 0:
             time.sleep(remaining)
         stop.set()
-    return {"forged_png_bytes": len(forged), "noise_png_bytes": len(noise), "requests": len(statuses),
+    return {"forged_png_bytes": len(forged), "noise_png_bytes": len(noise),
+            "largest_bytes": [len(body) for body, _ in largest], "requests": len(statuses),
             "statuses": {code: statuses.count(code) for code in sorted(set(statuses))},
             "peak_resident_mb": round(peak[0]), "other_merchant_scans": others}
 

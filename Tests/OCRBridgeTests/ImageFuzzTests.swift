@@ -35,6 +35,17 @@ struct ImageFuzzTests {
         let picture = try JPEGDecoder().decode(try FixtureFiles.bytes("jpeg-baseline-rgb.jpg"))
         seeds.append(try JPEGEncoder.encode(picture, quality: 70, progressive: true, orientation: 6))
         seeds.append(try JPEGEncoder.encode(picture.grey(), quality: 50, progressive: true, orientation: 3))
+        // Issue 64's forged lengths, where mutations change them: PNGs with the ancillary chunks
+        // libpng reads whole (text, compressed text, palette suggestion), and a JPEG with a comment.
+        let text = Array("Comment".utf8) + [0]
+        for (type, data) in [
+            ("tEXt", text + Array("a card".utf8)), ("zTXt", text + [0, 0x78, 0x9C, 0x03, 0, 0, 0, 0, 1]),
+            ("iTXt", text + [0, 0, 0, 0] + Array("a card".utf8)), ("sPLT", Array("s".utf8) + [0, 8, 1, 2, 3, 4, 0, 1]),
+        ] {
+            seeds.append(try PNGDecoderTests.withChunk(PNGDecoderTests.chunk(type, data: data)))
+        }
+        let jpeg = try FixtureFiles.bytes("jpeg-baseline-rgb.jpg")
+        seeds.append([0xFF, 0xD8, 0xFF, 0xFE, 0, 8] + Array("a card".utf8) + jpeg.dropFirst(2))
         return seeds
     }
 

@@ -190,6 +190,35 @@ struct JPEGDecoderTests {
         }
     }
 
+    /// The same forgery as the PNG's text chunk, in JPEG's terms: a segment (metadata,
+    /// tables, frame header) whose declared length runs past the end of the file. libjpeg
+    /// allocates by the frame's pixels, never by a segment's length, and our source refuses
+    /// to read past the data: each is refused as cut short, and a segment that does fit, if
+    /// it is only metadata, is skipped.
+    @Test(
+        "a segment declaring more bytes than the file holds is refused; one that fits is skipped",
+        arguments: [0xE0, 0xE1, 0xEE, 0xFE, 0xDB, 0xC4, 0xC0, 0xC2] as [UInt8]
+    )
+    func forgedSegment(_ marker: UInt8) throws {
+        let picture = try FixtureFiles.bytes("jpeg-baseline-rgb.jpg")
+        let metadata = (0xE0...0xEF).contains(marker) || marker == 0xFE
+        let cut = [0xFF, 0xD8, 0xFF, marker, 0xFF, 0xFF] + Array("Exif\0\0MM".utf8)
+        // Tables and frame headers are parsed as they are read, so their junk may be what is named.
+        #expect { try JPEGDecoder().decode(cut) } throws: {
+            let error = $0 as? OCRError
+            return error?.code == .imageUnreadable && (!metadata || error?.message.contains("truncated") == true)
+        }
+        #expect(throws: OCRError.self) { try JPEGDecoder().header(of: cut) }
+        #expect(JPEGDecoder.orientation(of: cut) == nil)
+        // Declared within the file, before the picture's own segments: 65,533 bytes of junk.
+        let filled = [0xFF, 0xD8, 0xFF, marker, 0xFF, 0xFF] + [UInt8](repeating: 0x41, count: 0xFFFD) + picture.dropFirst(2)
+        if metadata {
+            #expect(Self.showsPicture(try JPEGDecoder().decode(filled), colour: true))
+        } else {
+            #expect { try JPEGDecoder().decode(filled) } throws: { ($0 as? OCRError)?.code == .imageUnreadable }
+        }
+    }
+
     @Test("encoder round trip: grey and colour, progressive, each quality")
     func roundTrip() throws {
         let upright = try JPEGDecoder().decode(try FixtureFiles.bytes("jpeg-baseline-rgb.jpg"))
