@@ -1,3 +1,4 @@
+import CardCapture
 public import Foundation
 public import Hummingbird
 import Logging
@@ -16,9 +17,12 @@ public struct APIContext: RequestContext, RemoteAddressRequestContext {
     let notes = RequestNotes()
     /// The connected peer's address (rate limits count by it); nil in router tests.
     public let remoteAddress: SocketAddress?
+    /// The request's connection.
+    let channel: any Channel
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        self.channel = source.channel
         self.remoteAddress = source.channel.remoteAddress
         // Not put in the logger's metadata (a copy of it per request): the request's log lines
         // name it themselves.
@@ -30,6 +34,15 @@ public struct APIContext: RequestContext, RemoteAddressRequestContext {
 
     /// Card photos run to megabytes; JSON bodies are held to ``APIBody/jsonLimit`` by the routes.
     public var maxUploadSize: Int { 10 * 1024 * 1024 }
+
+    /// The switch that calls off a scan for this request once its client has gone (kept by the
+    /// connection's ``ConnectionGuard``); nil where the connection has none (router tests).
+    func clientGone() async -> ScanCancellation? {
+        let channel = channel
+        return try? await channel.eventLoop.submit {
+            try channel.pipeline.syncOperations.handler(type: ConnectionGuard.self).clientGone
+        }.get()
+    }
 
     /// The authenticated merchant's id; routes behind ``AuthMiddleware`` always have one.
     func merchantID() throws -> String {

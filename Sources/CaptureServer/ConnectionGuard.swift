@@ -1,3 +1,4 @@
+import CardCapture
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
@@ -150,6 +151,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var waitingForRequest = true
     private var headDeadline: Scheduled<Void>?
     private var bodyDeadline: Scheduled<Void>?
+    /// Called off once the client has closed the connection, or its own side of it while a
+    /// request of it was read or answered: the scans it asked for stop (``APIContext/clientGone()``).
+    /// A client that half-closes after sending a request is taken to have gone, as proxies do.
+    let clientGone = ScanCancellation()
 
     init(registry: ConnectionRegistry, limits: ConnectionLimits, trustedProxies: TrustedProxies = TrustedProxies()) {
         self.registry = registry
@@ -173,8 +178,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        clientGone.cancel()
         release(context.channel)
         context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event, !waitingForRequest { clientGone.cancel() }
+        context.fireUserInboundEventTriggered(event)
     }
 
     /// Takes the connection off the registry and its deadlines off the event loop, once.

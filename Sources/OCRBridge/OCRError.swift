@@ -14,6 +14,7 @@ public struct OCRError: Error, Sendable, Equatable, CustomStringConvertible {
             case engineInitFailed = "engine_init_failed"
             case recognitionFailed = "recognition_failed"
             case learnedEngineMissing = "learned_engine_missing"
+            case cancelled = "cancelled"
         }
 
         let base: Base
@@ -34,6 +35,9 @@ public struct OCRError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The learned engine's runtime (OpenVINO) or one of its model files is not installed:
         /// `make deps` installs them; `--engine tesseract` scans without them.
         public static let learnedEngineMissing = Code(base: .learnedEngineMissing)
+        /// The work was called off before its answer (a server's client went away): nothing
+        /// was read, or what was read is not reported.
+        public static let cancelled = Code(base: .cancelled)
         /// The code as it appears in JSON output, for example `image_too_large`.
         public var rawValue: String { base.rawValue }
         public var description: String { base.rawValue }

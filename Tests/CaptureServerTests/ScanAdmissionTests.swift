@@ -2,6 +2,7 @@ import CardCapture
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import OCRBridge
 import Testing
 import Tokenizer
 
@@ -122,5 +123,66 @@ struct ScanAdmissionTests {
         for task in flooding { try await task.value }
         // The share is given back.
         try await scanning.holdingPlace(merchant: "m_flooded") {}
+    }
+
+    /// 1548 × 1548 random 4-pixel blocks: within every bound, and with no time budget a
+    /// minute or more of the scanner's time (issue 64's finding 4).
+    static func noise() throws -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        let side = 1548
+        let cells = (0..<(side / 4) * (side / 4)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var pixels = [UInt8](repeating: 0, count: side * side)
+        for y in 0..<side {
+            for x in 0..<side { pixels[y * side + x] = cells[(y / 4) * (side / 4) + x / 4] }
+        }
+        return try PNGEncoder.encode(Bitmap(width: side, height: side, format: .grey8, pixels: pixels))
+    }
+
+    /// Issue 64: a scan went on for its whole length after its client had gone, holding its
+    /// place. The server as `serve` runs it, one place, no time budget: a client sends a
+    /// picture that takes minutes to read and hangs up; the scan is called off at its next
+    /// look (counted `cancelled`) and another merchant's scan gets the place.
+    @Test("a scan whose client hangs up is called off and gives its place back")
+    func clientGone() async throws {
+        let fixture = try await APIFixture()
+        let picture = Array(try Data(contentsOf: URL(fileURLWithPath: "Fixtures/cards/h125-flat-jcb.png")))
+        var api = CaptureAPI(vault: fixture.vault, scanner: try CardScanner())
+        api.scanLimit = 1
+        api.scanTimeBudget = nil
+        let noise = try Self.noise()
+        try await api.application(host: "127.0.0.1", port: 0, logger: fixture.logs.logger()).test(.live) { client in
+            let port = try #require(client.port)
+            func scan(_ body: [UInt8], key: String) throws -> (RawConnection, [UInt8]) {
+                let lines = [
+                    "POST /v1/scans HTTP/1.1", "Host: localhost", "Authorization: Bearer \(key)", "Content-Type: image/png",
+                    "Content-Length: \(body.count)",
+                ]
+                return (try RawConnection(port: port, timeout: 120), Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8) + body)
+            }
+            do {
+                let (hard, request) = try scan(noise, key: fixture.shop.publishable)
+                #expect(await hard.send(request))
+                // Read and being scanned: the one place is taken.
+                try await Task.sleep(for: .seconds(1))
+                let (early, other) = try scan(picture, key: fixture.other.publishable)
+                _ = await early.send(other)
+                let busy = await early.receive()
+                #expect(busy.hasPrefix("HTTP/1.1 429"), "\(busy.prefix(200))")
+            }  // Both connections closed here: the noise's client hangs up.
+            var answer = ""
+            for _ in 0..<120 where !answer.hasPrefix("HTTP/1.1 201") {
+                try await Task.sleep(for: .milliseconds(500))
+                let (connection, request) = try scan(picture, key: fixture.other.publishable)
+                _ = await connection.send(request)
+                answer = await connection.receive()
+            }
+            #expect(answer.hasPrefix("HTTP/1.1 201"), "\(answer.prefix(300))")
+            let (status, metrics) = try await client.send(.get, "/metrics", key: nil)
+            let text = String(decoding: metrics, as: UTF8.self)
+            #expect(
+                status == .ok && text.contains(#"scans_total{outcome="cancelled",source="api"} 1"#),
+                "\(text.split(separator: "\n").filter { $0.hasPrefix("scans_total") })"
+            )
+        }
     }
 }

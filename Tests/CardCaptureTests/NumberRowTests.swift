@@ -159,4 +159,34 @@ struct NumberRowTests {
         #expect(result.status == .found, "\(file): \(result.status)")
         #expect(result.pan?.revealed == entry.pan, "\(file)")
     }
+
+    /// A server's client that went away calls its scan off (``ScanCancellation``): called off
+    /// before it starts, the scan reads nothing; called off while it runs, it answers nothing,
+    /// though the number was there to read.
+    @Test("a scan called off before or while it runs throws cancelled and answers nothing")
+    func cancelled() async throws {
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: "\(FixtureScanTests.folder)/h125-flat-jcb.png")))
+        let scanner = try CardScanner()
+        let before = ScanCancellation()
+        before.cancel()
+        #expect(before.isCancelled)
+        #expect { try scanner.scan(imageData: bytes, cancellation: before) } throws: { ($0 as? OCRError)?.code == .cancelled }
+        let during = ScanCancellation()
+        let called = Task {
+            try await Task.sleep(for: .milliseconds(20))
+            during.cancel()
+        }
+        let outcome = try await onOwnThread { () -> Result<ScanResult, OCRError> in
+            do { return .success(try scanner.scan(imageData: bytes, cancellation: during)) } catch { return .failure(error as! OCRError) }
+        }
+        try await called.value
+        if case .failure(let error) = outcome {
+            #expect(error.code == .cancelled)
+        } else {
+            // Only a scan done in under 20 ms answers; none is that fast.
+            Issue.record("a scan called off after 20 ms answered")
+        }
+        // Not called off: read as ever.
+        #expect(try scanner.scan(imageData: bytes, cancellation: ScanCancellation()).status == .found)
+    }
 }

@@ -112,10 +112,11 @@ extension CheckoutPageRoutes {
         }
         let inFull = camera.readsInFull(reading)
         let result: ScanResult?
+        let cancellation = await context.clientGone()
         do {
             result = try await scanning.holdingFramePlace(session: id) {
                 do {
-                    let read = try await scanning.scanFrame(bytes, limits: camera.limits.frame, inFull: inFull)
+                    let read = try await scanning.scanFrame(bytes, limits: camera.limits.frame, inFull: inFull, cancellation: cancellation)
                     metrics.cameraFrame(outcome: read.status.rawValue)
                     return read
                 } catch let error as OCRError {

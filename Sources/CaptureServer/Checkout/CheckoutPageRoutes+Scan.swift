@@ -53,10 +53,11 @@ extension CheckoutPageRoutes {
         let bytes = try await scanning.receiving(address: address) {
             Array(try await APIBody.collect(request, limit: limit, tooLarge: ScanRoutes.tooLarge(limit)).readableBytesView)
         }
+        let cancellation = await context.clientGone()
         let result = try await scanning.holdingPagePlace(session: id, address: address) {
             let start = ContinuousClock.now
             do {
-                let result = try await scanning.scan(bytes, forPage: true)
+                let result = try await scanning.scan(bytes, forPage: true, cancellation: cancellation)
                 metrics.scan(outcome: result.status.rawValue, source: "page", duration: .now - start)
                 return result
             } catch let error as OCRError {

@@ -205,15 +205,17 @@ struct ScanRoutes {
         /// Decodes a camera's frame within `limits` and scans it as a camera's frames are read
         /// (``CardScanner/forCameraFrame(afterFirstPassMiss:)``: the first pass alone, or, `inFull`,
         /// the whole scan within a budget), on the pool.
-        func scanFrame(_ bytes: [UInt8], limits: ImageLimits, inFull: Bool) async throws -> ScanResult {
+        func scanFrame(_ bytes: [UInt8], limits: ImageLimits, inFull: Bool, cancellation: ScanCancellation?) async throws -> ScanResult {
             let scanner = scanner.forCameraFrame(afterFirstPassMiss: inFull)
-            return try await pagePool.runIfActive { try scanner.scan(imageData: bytes, limits: limits) }
+            return try await pagePool.runIfActive { try scanner.scan(imageData: bytes, limits: limits, cancellation: cancellation) }
         }
 
-        /// Scans PNG or JPEG bytes on the API's pool, or the pages' (`forPage`).
-        func scan(_ bytes: [UInt8], forPage: Bool = false) async throws -> ScanResult {
+        /// Scans PNG or JPEG bytes on the API's pool, or the pages' (`forPage`). Once
+        /// `cancellation` is set (the client went away) a scan still waiting for a thread never
+        /// starts and a running one stops at its next look: both throw ``OCRError`` `cancelled`.
+        func scan(_ bytes: [UInt8], forPage: Bool = false, cancellation: ScanCancellation?) async throws -> ScanResult {
             let scanner = scanner
-            return try await (forPage ? pagePool : pool).runIfActive { try scanner.scan(imageData: bytes) }
+            return try await (forPage ? pagePool : pool).runIfActive { try scanner.scan(imageData: bytes, cancellation: cancellation) }
         }
     }
 
@@ -279,12 +281,13 @@ struct ScanRoutes {
         let bytes = try await scanning.receiving(address: address) {
             Array(try await APIBody.collect(request, limit: limit, tooLarge: Self.tooLarge(limit)).readableBytesView)
         }
+        let cancellation = await context.clientGone()
         return try await scanning.holdingPlace(merchant: merchantID) {
             try await idempotent.run(request, merchantID: merchantID, body: bytes) {
                 let start = ContinuousClock.now
                 let result: ScanResult
                 do {
-                    result = try await scanning.scan(bytes)
+                    result = try await scanning.scan(bytes, cancellation: cancellation)
                     metrics.scan(outcome: result.status.rawValue, source: "api", duration: .now - start)
                 } catch let error as OCRError {
                     metrics.scan(outcome: error.code.rawValue, source: "api", duration: .now - start)
@@ -312,6 +315,14 @@ struct ScanRoutes {
         case .imageUnreadable:
             // 422: the body is of the type the route takes, but no picture could be made of it.
             APIError(.unprocessableContent, .invalidRequest, code: "image_unreadable", message: error.message)
+        case .cancelled:
+            // Nobody reads it: the client closed its connection (nginx's 499 in the request log).
+            APIError(
+                HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request"),
+                .invalidRequest,
+                code: "client_closed_request",
+                message: "the connection was closed before the scan was answered; nothing was recorded"
+            )
         default:
             APIError(
                 .internalServerError,

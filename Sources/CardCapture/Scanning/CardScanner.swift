@@ -159,11 +159,13 @@ public struct CardScanner: Sendable {
         let deadline: ContinuousClock.Instant?
         /// The first pass alone: over from the start, whatever the clock says.
         var firstPassOnly = false
+        /// Set when whoever asked for the scan no longer waits for it.
+        var cancellation: ScanCancellation? = nil
 
-        /// Whether the search is over (the budget spent, or the first pass all there is): no
-        /// further look is started.
+        /// Whether the search is over (the budget spent, the first pass all there is, or the
+        /// scan called off): no further look is started.
         var isOver: Bool {
-            if firstPassOnly { return true }
+            if firstPassOnly || cancellation?.isCancelled == true { return true }
             guard let deadline else { return false }
             return ContinuousClock.now >= deadline
         }
@@ -178,8 +180,15 @@ public struct CardScanner: Sendable {
     }
 
     /// Decodes and scans PNG or JPEG bytes, within `limits` when given (else the configuration's).
-    public func scan(imageData bytes: [UInt8], limits: ImageLimits? = nil) throws -> ScanResult {
-        try timed { try decoder(limits: limits).decode(bytes) }.result
+    ///
+    /// - Parameter cancellation: once cancelled, the scan starts no further look (as when its
+    ///   ``Configuration/timeBudget`` is spent) and throws ``OCRError`` `cancelled` instead of
+    ///   answering: a server's client that went away frees the scanner within a look.
+    public func scan(imageData bytes: [UInt8], limits: ImageLimits? = nil, cancellation: ScanCancellation? = nil) throws -> ScanResult {
+        try cancellation?.check()
+        let result = try timed(cancellation: cancellation) { try decoder(limits: limits).decode(bytes) }.result
+        try cancellation?.check()
+        return result
     }
 
     /// Scans a decoded image.
@@ -195,12 +204,16 @@ public struct CardScanner: Sendable {
 
     /// Decodes a picture with `decode` and scans it, the decoding in the scan's time, with the
     /// scan's own ``StageTimings`` given to its result (``ScanResult/timings``, ``ScanResult/phases``).
-    private func timed(_ decode: () throws -> Bitmap) throws -> (result: ScanResult, bitmap: Bitmap, evidence: Evidence) {
+    private func timed(
+        cancellation: ScanCancellation? = nil,
+        _ decode: () throws -> Bitmap
+    ) throws -> (result: ScanResult, bitmap: Bitmap, evidence: Evidence) {
         let timings = StageTimings()
         var (result, bitmap, evidence) = try StageTimings.$current.withValue(timings) {
             let start = ContinuousClock.now
             let bitmap = try decode()
-            let (result, evidence) = try scanWithEvidence(bitmap, startedAt: start)
+            try cancellation?.check()
+            let (result, evidence) = try scanWithEvidence(bitmap, startedAt: start, cancellation: cancellation)
             return (result, bitmap, evidence)
         }
         result.timings = timings.entries
@@ -220,8 +233,16 @@ public struct CardScanner: Sendable {
         return (result, DebugImage.compose(original: bitmap, evidence: evidence, result: result), readings)
     }
 
-    private func scanWithEvidence(_ bitmap: Bitmap, startedAt start: ContinuousClock.Instant) throws -> (result: ScanResult, evidence: Evidence) {
-        let search = Search(deadline: configuration.timeBudget.map { start + $0 }, firstPassOnly: configuration.firstPassOnly)
+    private func scanWithEvidence(
+        _ bitmap: Bitmap,
+        startedAt start: ContinuousClock.Instant,
+        cancellation: ScanCancellation? = nil
+    ) throws -> (result: ScanResult, evidence: Evidence) {
+        let search = Search(
+            deadline: configuration.timeBudget.map { start + $0 },
+            firstPassOnly: configuration.firstPassOnly,
+            cancellation: cancellation
+        )
         var evidence = try pool.withEngine { english in
             try digitPool.withEngine { digits in
                 let engines = Engines(digits: digits, english: english)
