@@ -15,8 +15,11 @@ Flows, each checked end to end (the page, where the browser lands, and the sessi
      redirects the buyer to another origin: each payment lands, none leaves the buyer on the page.
   6. The camera (Chromium's fake camera playing clips made from the fixture cards, with motion,
      blur and glare): "Scan card" reads the card, the page shows brand, last four digits and
-     expiry but never the number, the buyer types the CVC and pays; a specimen card's clip and a
-     clip with no card take no number, say so after 20 s and give the number field back.
+     expiry but never the number, the buyer types the CVC and pays; an expired card is said to be
+     so when read, does not come back after a reload, is refused and cleared at Pay, and a typed
+     card then is the one charged; a sample card's clip (its number passes the check digit) and a
+     clip with no card take no number, say so (the sample by name; both after 20 s) and give the
+     number field back.
 Then the merchant's webhook endpoint (on the same local site) must have been sent every outcome
 of those flows, each signed as the API documents it, which this script checks with Python's own
 hmac, not the server's code.
@@ -436,11 +439,13 @@ def camera_card(vault: Vault, site: ReturnSite, shots: str, folder: str, card: d
 
 
 def camera_fallback(vault: Vault, site: ReturnSite, shots: str, folder: str, specimen: bool):
-    """A clip with a specimen card, or with no card: no number is ever taken; after 20 s the page
-    says so, and "Type it instead" gives the number field back (the no-card run then pays typed)."""
-    what = "a specimen card" if specimen else "no card"
+    """A clip with a sample card (its number passes the check digit, as a bank's UnionPay sample
+    card's did when the camera took it and it was paid with), or with no card: no number is ever
+    taken (the sample is named as one); after 20 s the page says so, and "Type it instead" gives
+    the number field back (the no-card run then pays typed)."""
+    what = "a sample card" if specimen else "no card"
     clip = os.path.join(folder, "camera-%s.y4m" % ("specimen" if specimen else "empty"))
-    camera_clips.make(clip, None, specimen=specimen)
+    camera_clips.make(clip, None, specimen=specimen, sample="6225 7688 8888 8888")
     session = vault.session(site)
     driver = browser(1280, 900, camera=clip)
     try:
@@ -449,6 +454,9 @@ def camera_fallback(vault: Vault, site: ReturnSite, shots: str, folder: str, spe
         WebDriverWait(driver, 10).until(lambda d: start.is_displayed())
         start.click()
         status = driver.find_element(By.ID, "camera-status")
+        if specimen:
+            WebDriverWait(driver, 20).until(lambda d: "sample card" in status.text)
+            check(True, "a sample card: the page says it is a sample card")
         WebDriverWait(driver, 40).until(lambda d: "20 seconds" in status.text)
         # This page's own requests (the server's count holds both clips' frames: they run at once).
         sent = driver.execute_script(
@@ -465,6 +473,59 @@ def camera_fallback(vault: Vault, site: ReturnSite, shots: str, folder: str, spe
         driver.find_element(By.ID, "pay").click()
         landed(driver, site, "/done")
         check(vault.api("GET", "/v1/checkout_sessions/" + session["id"])["status"] == "complete", "%s: the typed card pays" % what)
+        return 1
+    finally:
+        driver.quit()
+        os.remove(clip)
+
+
+def start_camera(driver) -> None:
+    start = driver.find_element(By.ID, "camera-start")
+    WebDriverWait(driver, 10).until(lambda d: start.is_displayed())
+    start.click()
+    WebDriverWait(driver, 120).until(lambda d: d.find_element(By.ID, "scanned").is_displayed())
+
+
+def camera_switch(vault: Vault, site: ReturnSite, shots: str, folder: str, card: dict) -> int:
+    """Issue 64's buyer who changes cards, with an expired card in front of the camera: the page
+    says at once that its expiry has passed; a reload does not bring the card back; Pay with it
+    is refused and clears it; "Type it instead" leaves it; the typed card is the one charged."""
+    clip = os.path.join(folder, "camera-expired.y4m")
+    camera_clips.make(clip, os.path.abspath("Fixtures/cards/" + card["file"]), seed=3)
+    session = vault.session(site)
+    driver = browser(1280, 900, camera=clip)
+    last4 = card["pan"][-4:]
+    try:
+        driver.get(session["url"])
+        start_camera(driver)
+        shown = driver.find_element(By.ID, "scanned-card").text
+        note = driver.find_element(By.ID, "scanned-note").text
+        check(last4 in shown and "which has passed" in note, "an expired card: said when it is read (%s; %s)" % (shown, note))
+        driver.save_screenshot(os.path.join(shots, "camera-expired.png"))
+        driver.refresh()
+        time.sleep(0.5)
+        check(not driver.find_element(By.ID, "scanned").is_displayed() and driver.find_element(By.ID, "number").is_displayed()
+              and driver.find_element(By.ID, "scan").get_attribute("value") == "", "a reload does not bring the camera's card back")
+        start_camera(driver)
+        type_into(driver, "cvc", "1234" if card["brand"] == "amex" else "123")
+        driver.find_element(By.ID, "pay").click()
+        WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "expiry-error"))
+        said = driver.find_element(By.ID, "expiry-error").text
+        check("expired" in said and driver.find_element(By.ID, "number").is_displayed()
+              and driver.find_element(By.ID, "scan").get_attribute("value") == "" and last4 not in driver.find_element(By.ID, "scanned-card").text,
+              "Pay refuses the expired card and clears it (%r)" % said)
+        check(vault.api("GET", "/v1/checkout_sessions/" + session["id"])["status"] == "open", "nothing was charged")
+        # The buyer scans again, then types another card instead.
+        start_camera(driver)
+        driver.find_element(By.ID, "scanned-type").click()
+        check(driver.find_element(By.ID, "number").is_displayed() and driver.find_element(By.ID, "scan").get_attribute("value") == "",
+              "\"Type it instead\" sets the camera's card aside")
+        fill(driver, VISA)
+        driver.find_element(By.ID, "pay").click()
+        landed(driver, site, "/done")
+        paid = vault.api("GET", "/v1/checkout_sessions/" + session["id"])
+        check(paid["status"] == "complete" and paid["transaction"]["card"]["last4"] == VISA[-4:],
+              "the card typed last is the one charged, not the camera's")
         return 1
     finally:
         driver.quit()
@@ -489,6 +550,10 @@ def camera(vault: Vault, site: ReturnSite, shots: str, cards: int) -> int:
         print("  camera: %d cards, frames to read median %s p90 %s, seconds median %.1f p90 %.1f"
               % (len(readings), frames[len(frames) // 2], p90(frames), seconds[len(seconds) // 2], p90(seconds)))
     payments = len(readings)
+    expired = next(c for c in manifest if c["pan"] and c["kind"] == "flat" and c.get("month")
+                   and (c["year"], c["month"]) < (today.tm_year, today.tm_mon) and not c["conditions"]
+                   and c["brand"] in ("amex", "discover", "visa", "mastercard"))
+    payments += camera_switch(vault, site, shots, folder, expired)
     # The two clips that take no number each wait out the page's 20 s: at once, in two browsers.
     before = camera_frames(vault)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:

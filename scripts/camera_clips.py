@@ -4,8 +4,8 @@ of a phone, as a Y4M file (raw YUV 4:2:0, which Chromium loops).
 
 Each frame puts the card on a table-coloured background, moving a little (shift, turn, scale,
 as a hand holds it), some frames blurred (the hand moves, the focus hunts) and some with a
-glare passing over the card. Also a specimen card (Pillow-drawn: SPECIMEN across it, a number
-that fails the check digit) and a clip with no card at all.
+glare passing over the card. Also a specimen card (Pillow-drawn: SPECIMEN across it, by default a
+number that fails the check digit, or a sample number that passes it) and a clip with no card at all.
 
     python3 scripts/camera_clips.py Fixtures/cards/t012-flat-visa.png /tmp/visa.y4m
     python3 scripts/camera_clips.py --specimen /tmp/specimen.y4m
@@ -34,8 +34,10 @@ def background(seed: int) -> Image.Image:
     return image.filter(ImageFilter.GaussianBlur(1.2))
 
 
-def specimen_card() -> Image.Image:
-    """A sample card as banks print for advertising: its number is not a card's (the check digit fails)."""
+def specimen_card(number: str = "4000 1234 5678 9011", word: str = "SPECIMEN") -> Image.Image:
+    """A sample card as banks print for advertising. By default its number is not a card's (the
+    check digit fails); `number` may be a sample that passes it (issue 64: the camera took
+    6225 7688 8888 8888, printed on a bank's sample card, and it was paid with)."""
     card = Image.new("RGB", (856, 540), (24, 62, 128))
     draw = ImageDraw.Draw(card)
     for y in range(540):
@@ -43,10 +45,10 @@ def specimen_card() -> Image.Image:
     bold = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf"
     sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
     draw.text((60, 50), "SAMPLE BANK", font=ImageFont.truetype(sans, 44), fill=(255, 255, 255))
-    draw.text((520, 140), "SPECIMEN", font=ImageFont.truetype(sans, 56), fill=(255, 210, 90))
+    if word:
+        draw.text((520, 140), word, font=ImageFont.truetype(sans, 56), fill=(255, 210, 90))
     draw.rounded_rectangle([(70, 160), (190, 250)], radius=12, fill=(212, 175, 55))
-    # 4000 1234 5678 9010 passes the check digit; this one (last digit changed) does not.
-    draw.text((70, 300), "4000 1234 5678 9011", font=ImageFont.truetype(bold, 64), fill=(255, 255, 255))
+    draw.text((70, 300), number, font=ImageFont.truetype(bold, 64), fill=(255, 255, 255))
     draw.text((420, 400), "VALID THRU 12/30", font=ImageFont.truetype(bold, 34), fill=(255, 255, 255))
     draw.text((70, 460), "A. SAMPLE", font=ImageFont.truetype(bold, 34), fill=(255, 255, 255))
     return card
@@ -97,8 +99,9 @@ def write_y4m(path: str, images) -> int:
     return count
 
 
-def make(path: str, card_path: str = None, specimen: bool = False, seed: int = 1, count: int = 24) -> int:
-    card = Image.open(card_path).convert("RGB") if card_path else specimen_card() if specimen else None
+def make(path: str, card_path: str = None, specimen: bool = False, seed: int = 1, count: int = 24, sample: str = None) -> int:
+    """`sample`: the specimen card's printed number (by default one that fails the check digit)."""
+    card = Image.open(card_path).convert("RGB") if card_path else specimen_card(*([sample] if sample else [])) if specimen else None
     return write_y4m(path, frames(card, seed, count))
 
 
