@@ -315,8 +315,8 @@ def crafted(server: Server, photo: bytes, seconds: float = 20) -> dict:
                                                               "Content-Type": kind})
                 statuses.append(str(connection.getresponse().status))
                 connection.close()
-            except OSError:
-                statuses.append("error")
+            except OSError as error:
+                statuses.append("error %s (%s)" % (type(error).__name__, source))
 
     def watch():
         while not stop.is_set():
@@ -330,7 +330,8 @@ def crafted(server: Server, photo: bytes, seconds: float = 20) -> dict:
         for index in range(8):
             pool.submit(post, noise, "127.0.0.%d" % (40 + index))
         for index in range(4):
-            pool.submit(post, *largest[index % 2], "127.0.0.%d" % (60 + index))
+            body, kind = largest[index % 2]
+            pool.submit(post, body, "127.0.0.%d" % (60 + index), kind)
         time.sleep(2)
         others = [scan_from(server, 1, photo, "127.0.0.4") for _ in range(3)]
         remaining = seconds - 2 - sum(taken for _, taken in others)
