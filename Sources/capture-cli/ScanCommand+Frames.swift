@@ -48,7 +48,7 @@ extension ScanCommand {
                 }
             }
         }
-        var vote = FrameVote()
+        var vote = FrameVote(today: CardClock.system.today())
         var acceptedAfter: Int?
         var errors: [ErrorJSON] = []
         for outcome in outcomes.compactMap({ $0 }) {

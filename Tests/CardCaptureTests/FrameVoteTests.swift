@@ -102,4 +102,29 @@ struct FrameVoteTests {
         vote.add(try Self.frame(nil, expiry: (12, 2030)))
         #expect(vote.accepted?.expiry == (try Expiry(month: 12, year: 2030)))
     }
+
+    /// Issue 64's camera run, repeated: a Diners card printed VALID FROM 01/21 and VALID THRU
+    /// 01/29 was accepted on its first frame, both engines sure of the number, with 01/21 for its
+    /// expiry (that frame missed the later date).
+    @Test("one strong frame's date that has passed waits for a second frame; the start date does not become the expiry")
+    func startDateAlone() throws {
+        let today = CalendarDate(year: 2026, month: 12, day: 7)
+        var vote = FrameVote(today: today)
+        vote.add(try Self.frame("36227206271667", expiry: (1, 2021), confidence: 0.97, both: true))
+        let first = try #require(vote.accepted)
+        #expect(first.pan.revealed == "36227206271667" && first.expiry == nil)
+        vote.add(try Self.frame("36227206271667", expiry: (1, 2029)))
+        vote.add(try Self.frame(nil, expiry: (1, 2029)))
+        #expect(vote.accepted?.expiry == (try Expiry(month: 1, year: 2029)))
+        // A card that has expired: its date read by two frames is its date, said at the page.
+        var expired = FrameVote(today: today)
+        expired.add(try Self.frame("4242424242424242", expiry: (4, 2026), confidence: 0.97, both: true))
+        #expect(expired.accepted != nil && expired.accepted?.expiry == nil)
+        expired.add(try Self.frame("4242424242424242", expiry: (4, 2026)))
+        #expect(expired.accepted?.expiry == (try Expiry(month: 4, year: 2026)))
+        // Without a day, as before: the strong frame's date.
+        var undated = FrameVote()
+        undated.add(try Self.frame("4242424242424242", expiry: (4, 2026), confidence: 0.97, both: true))
+        #expect(undated.accepted?.expiry == (try Expiry(month: 4, year: 2026)))
+    }
 }

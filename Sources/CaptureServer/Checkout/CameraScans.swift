@@ -42,7 +42,7 @@ final class CameraScans: Sendable {
     }
 
     private struct Reading {
-        var vote = FrameVote()
+        var vote = FrameVote(today: CardClock.system.today())
         let started: ContinuousClock.Instant
         var frames = 0
         var inFlight = false

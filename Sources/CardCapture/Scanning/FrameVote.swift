@@ -11,7 +11,9 @@
 ///   nothing, and a number any frame read on a sample card is refused for the whole vote,
 ///   though other frames missed its SAMPLE print.
 /// - The expiry is accepted when two frames read the same date and no other date has as many,
-///   or from the one strong frame that accepted the number.
+///   or from the one strong frame that accepted the number, unless that date has passed (given
+///   ``today``): a card's start date (VALID FROM) always has, and a frame that missed the
+///   expiry beside it reads the start date as the expiry; a second frame must read it too.
 ///
 /// ```swift
 /// var vote = FrameVote()
@@ -52,7 +54,13 @@ public struct FrameVote: Sendable {
         var holder: String?
     }
 
-    public init() {}
+    /// The day the frames are read, for the one-frame date rule; nil takes the strong frame's
+    /// date whatever it is.
+    public let today: CalendarDate?
+
+    public init(today: CalendarDate? = nil) {
+        self.today = today
+    }
 
     /// Counts one frame's reading.
     public mutating func add(_ result: ScanResult) {
@@ -82,7 +90,9 @@ public struct FrameVote: Sendable {
         let byTwo = tally.votes >= 2 && rivals.allSatisfy { $0 < tally.votes }
         let byOne = tally.strong && rivals.isEmpty
         guard byTwo || byOne else { return nil }
-        return Accepted(pan: pan, expiry: agreedDate ?? (byOne ? strongDates[pan] : nil), votes: tally.votes, holder: tally.holder)
+        var strongDate = byOne ? strongDates[pan] : nil
+        if let date = strongDate, let today, (try? date.validate(on: today)) == nil { strongDate = nil }
+        return Accepted(pan: pan, expiry: agreedDate ?? strongDate, votes: tally.votes, holder: tally.holder)
     }
 
     /// A date two frames read, with no other read as often.
