@@ -113,7 +113,11 @@ struct FrameVoteTests {
         vote.add(try Self.frame("36227206271667", expiry: (1, 2021), confidence: 0.97, both: true))
         let first = try #require(vote.accepted)
         #expect(first.pan.revealed == "36227206271667" && first.expiry == nil)
+        // More frames miss the later date than read it: the start date still does not count.
+        vote.add(try Self.frame("36227206271667", expiry: (1, 2021)))
         vote.add(try Self.frame("36227206271667", expiry: (1, 2029)))
+        vote.add(try Self.frame(nil, expiry: (1, 2021)))
+        #expect(vote.accepted != nil && vote.accepted?.expiry == nil)
         vote.add(try Self.frame(nil, expiry: (1, 2029)))
         #expect(vote.accepted?.expiry == (try Expiry(month: 1, year: 2029)))
         // A card that has expired: its date read by two frames is its date, said at the page.

@@ -13,7 +13,8 @@
 /// - The expiry is accepted when two frames read the same date and no other date has as many,
 ///   or from the one strong frame that accepted the number, unless that date has passed (given
 ///   ``today``): a card's start date (VALID FROM) always has, and a frame that missed the
-///   expiry beside it reads the start date as the expiry; a second frame must read it too.
+///   expiry beside it reads the start date as the expiry; a second frame must read it too, and
+///   no frame may have read a date that has not passed.
 ///
 /// ```swift
 /// var vote = FrameVote()
@@ -95,10 +96,17 @@ public struct FrameVote: Sendable {
         return Accepted(pan: pan, expiry: agreedDate ?? strongDate, votes: tally.votes, holder: tally.holder)
     }
 
-    /// A date two frames read, with no other read as often.
+    /// A date two frames read, with no other read as often. Given ``today``, dates that have
+    /// passed do not count once any frame read one that has not: they are the card's start date
+    /// (VALID FROM), read as the expiry by frames that missed the later date.
     private var agreedDate: Expiry? {
-        guard let (date, votes) = dates.max(by: { $0.value < $1.value }), votes >= 2 else { return nil }
-        return dates.contains { $0.key != date && $0.value >= votes } ? nil : date
+        var counted = dates
+        if let today {
+            let current = counted.filter { (try? $0.key.validate(on: today)) != nil }
+            if !current.isEmpty { counted = current }
+        }
+        guard let (date, votes) = counted.max(by: { $0.value < $1.value }), votes >= 2 else { return nil }
+        return counted.contains { $0.key != date && $0.value >= votes } ? nil : date
     }
 
     /// How many different numbers the frames read: more than one means a frame misread.
