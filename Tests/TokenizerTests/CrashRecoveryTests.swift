@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+import GRDB
 import StoreTestSupport
 import Testing
 import Tokenizer
@@ -343,5 +344,69 @@ struct CrashRecoveryTests {
             #expect(try await restarted.outcome(ofAuthorization: reference) == outcome)
         }
         #expect(try await restarted.outcome(ofAuthorization: ObjectID.random(.transaction).rawValue) == nil)
+    }
+}
+
+/// Issue 65: a charge whose token was spent and whose authorization went through, answered
+/// 503 "nothing was changed" because the database went away before the outcome was written.
+/// The processor here authorizes, then another connection locks the SQLite file for writing
+/// (the settlement's write then fails after the store's busy wait), as a database that stopped
+/// between authorization and settlement.
+@Suite("A charge whose outcome cannot be written")
+struct UnwrittenOutcomeTests {
+    final class Lock: @unchecked Sendable {
+        let queue: DatabaseQueue
+        init(path: String) throws {
+            var configuration = Configuration()
+            // The lock is held across accesses, as another process would hold it.
+            configuration.allowsUnsafeTransactions = true
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+        }
+        func take() throws { try queue.writeWithoutTransaction { try $0.execute(sql: "BEGIN EXCLUSIVE") } }
+        func give() throws { try queue.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") } }
+    }
+
+    struct LockingProcessor: Processor {
+        let sandbox: SandboxProcessor
+        let lock: Lock
+
+        func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome {
+            let outcome = try await sandbox.authorize(request)
+            try lock.take()
+            return outcome
+        }
+
+        func outcome(ofAuthorization reference: String) async throws -> AuthorizationOutcome? {
+            try await sandbox.outcome(ofAuthorization: reference)
+        }
+
+        func refund(reference: String, amount: Int, currency: Currency) async throws {}
+    }
+
+    @Test("the charge comes back pending, never an error; the sweeper settles it as the processor did")
+    func pendingNotError() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unwritten-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("vault.sqlite").path
+        let fixture = try await VaultFixture(store: try SQLiteVaultStore(path: path))
+        let sandbox = SandboxProcessor()
+        let lock = try Lock(path: path)
+        let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
+        let payments = Payments(vault: fixture.vault, processor: LockingProcessor(sandbox: sandbox, lock: lock))
+        let answered = try await payments.charge(.init(token: token.id, amount: 1000, currency: "EUR"), merchantID: fixture.merchantID)
+        try lock.give()
+        #expect(answered.status == "pending" && answered.tokenID == token.id)
+        guard case .succeeded? = try await sandbox.outcome(ofAuthorization: answered.id) else {
+            Issue.record("the processor did not authorize the charge")
+            return
+        }
+        // As recorded: pending, the token spent; the sweeper settles it from the processor's record.
+        let settler = Payments(vault: fixture.vault, processor: sandbox)
+        #expect(try await settler.transaction(answered.id, merchantID: fixture.merchantID).status == "pending")
+        #expect(try await fixture.vault.token(token.id, merchantID: fixture.merchantID).used)
+        fixture.clock.advance(seconds: 31)
+        #expect(try await settler.resolvePending(olderThan: .seconds(30)) == 1)
+        #expect(try await settler.transaction(answered.id, merchantID: fixture.merchantID).status == "succeeded")
     }
 }

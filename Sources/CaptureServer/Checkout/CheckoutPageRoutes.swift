@@ -170,6 +170,23 @@ struct CheckoutPageRoutes {
                 // one it redirects to, outside the page's form-action policy), and a buyer
                 // left on "Paying…" after a payment may pay again.
                 return ended(id)
+            case .pending(let held, _):
+                // The card went to the processor and its outcome could not be written: the
+                // buyer must neither think it failed nor pay again.
+                let notice = CheckoutPages.Notice(
+                    kind: "info",
+                    text: "Your payment was sent, but its outcome could not be confirmed yet. "
+                        + "Do not pay again: reload this page in a minute to see whether it went through."
+                )
+                return render(
+                    held,
+                    merchant: page.merchantName,
+                    transaction: nil,
+                    status: HTTPResponse.Status(code: IdempotencyKeys.unfinishedStatus),
+                    request: request,
+                    form: CheckoutPages.Form(name: form.name),
+                    notice: notice
+                )
             case .refused(let open, let transaction):
                 // Another card is what the buyer needs: its number and expiry start empty.
                 let left = Payments.checkoutAttemptLimit - open.attempts

@@ -89,6 +89,11 @@ struct PaymentRoutes {
             }
             let transaction = try await payments.charge(charge, merchantID: merchantID)
             metrics.transaction(status: transaction.status)
+            if transaction.status == TransactionRecord.pending {
+                // Sent to the processor, its outcome not written: 202 with the transaction as
+                // recorded, never an error that would say nothing was charged.
+                return (HTTPResponse.Status(code: IdempotencyKeys.unfinishedStatus), Self.answer(transaction))
+            }
             // Kept, it was made from this transaction as settled: it is not made again.
             return (.created, keeper?.kept?.body ?? Self.answer(transaction))
         }

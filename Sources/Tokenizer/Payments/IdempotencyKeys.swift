@@ -144,10 +144,16 @@ public struct IdempotencyKeys: Sendable {
         }
     }
 
-    /// A claimed key's answer, stored unless the operation's own write kept it.
+    /// A claimed key's answer, stored unless the operation's own write kept it, or unless it is
+    /// not final (``unfinishedStatus``: a charge whose outcome could not be written, with the
+    /// database away): the key then stays claimed until its lease lapses, and a retry after it
+    /// is answered by the charge as settled (`recover`).
     private func answered(_ answer: (status: Int, body: Data), keeper: Keeper, replayed: Bool) async throws -> Result {
         if let kept = keeper.kept, kept == answer {
             // Kept already, in the write that settled the charge.
+            return .answered(status: answer.status, body: answer.body, replayed: replayed)
+        }
+        if answer.status == Self.unfinishedStatus {
             return .answered(status: answer.status, body: answer.body, replayed: replayed)
         }
         let sealed = try seal(answer.body, merchantID: keeper.merchantID, key: keeper.key)
@@ -158,6 +164,10 @@ public struct IdempotencyKeys: Sendable {
         }
         return .answered(status: answer.status, body: answer.body, replayed: replayed)
     }
+
+    /// The status of an answer that is not final (202: accepted, its outcome still to be
+    /// written): never kept as a key's answer.
+    public static let unfinishedStatus = 202
 
     /// An answer's body sealed for its key's row.
     func seal(_ body: Data, merchantID: String, key: String) throws -> Data {

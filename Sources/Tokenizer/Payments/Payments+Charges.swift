@@ -4,7 +4,14 @@ import Foundation
 extension Payments {
     /// Charges a token (spending it) or a saved payment method. A declined or failed charge
     /// is still a transaction, with its status and decline code; it throws only when the
-    /// request itself is wrong (a spent token, an unknown payment method, a bad amount).
+    /// request itself is wrong (a spent token, an unknown payment method, a bad amount), or
+    /// the store fails before the charge is recorded (nothing was charged).
+    ///
+    /// Once the charge is recorded pending (the token spent), nothing is thrown for the store:
+    /// where the outcome cannot be written (the database went away after the processor
+    /// answered), the transaction comes back `pending`, as recorded, for the sweeper to settle
+    /// by asking the processor (``resolve(_:merchantID:)``). An error there would tell the
+    /// caller that nothing happened while the card may have been charged.
     public func charge(_ request: ChargeRequest, merchantID: String) async throws(VaultError) -> TransactionRecord {
         let currency = try Currency(request.currency)
         try Vault.check(amount: request.amount, in: currency)
@@ -70,13 +77,18 @@ extension Payments {
                 saveError = error
             }
         }
-        let transaction = try await settle(
-            recorded,
-            outcome,
-            paymentMethodID: paymentMethodID,
-            panLength: card.pan.length,
-            answer: request.savePaymentMethod ? nil : request.answer
-        )
+        let transaction: TransactionRecord
+        do {
+            transaction = try await settle(
+                recorded,
+                outcome,
+                paymentMethodID: paymentMethodID,
+                panLength: card.pan.length,
+                answer: request.savePaymentMethod ? nil : request.answer
+            )
+        } catch {
+            return Self.outcomeNotWritten(recorded)
+        }
         if let saveError { throw saveError }
         return transaction
     }
@@ -146,7 +158,18 @@ extension Payments {
             amount: request.amount,
             currency: currency
         )
-        return try await settle(transaction, outcome, paymentMethodID: nil, panLength: card.pan.length, answer: request.answer)
+        do {
+            return try await settle(transaction, outcome, paymentMethodID: nil, panLength: card.pan.length, answer: request.answer)
+        } catch {
+            return Self.outcomeNotWritten(transaction)
+        }
+    }
+
+    /// The answer to a charge recorded pending whose outcome could not be written: the
+    /// transaction as recorded, `pending` (the API answers 202); the sweeper settles it.
+    private static func outcomeNotWritten(_ pending: TransactionRecord) -> TransactionRecord {
+        precondition(pending.status == TransactionRecord.pending, "only a pending charge is answered pending")
+        return pending
     }
 
     /// The record of a charge before the processor is asked.

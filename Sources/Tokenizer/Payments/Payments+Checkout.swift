@@ -182,6 +182,10 @@ extension Payments {
         case paid(CheckoutSessionRecord, TransactionRecord)
         /// Declined or failed: the session stays open for another card, while attempts last.
         case refused(CheckoutSessionRecord, TransactionRecord)
+        /// Sent to the processor, its outcome not written (the database went away): the
+        /// session stays held by this payment until the sweeper settles the charge, which
+        /// completes it (succeeded) or opens it again.
+        case pending(CheckoutSessionRecord, TransactionRecord)
     }
 
     /// How long a payment on the page holds its session: far above a processor's timeout.
@@ -251,6 +255,10 @@ extension Payments {
             // Settled as succeeded, the charge completes the session in the same write.
             request.checkoutSessionID = id
             let transaction = try await charge(request, merchantID: session.merchantID)
+            if transaction.status == TransactionRecord.pending {
+                // Not released: no second payment while this one's outcome is unknown.
+                return .pending(session, transaction)
+            }
             if transaction.status == "succeeded" {
                 let complete = try await storing("read the checkout session") { try await store.checkoutSession(id: id) }
                 return .paid(complete ?? session, transaction)
