@@ -358,7 +358,7 @@ extension PostgresVaultStore {
         return try await rows(query.newestFirst(after: after.map { ($0.createdAt, $0.id) }, limit: limit)).map(Self.transaction)
     }
 
-    public func insertRefund(_ refund: RefundRecord, events: WebhookEvents?) async throws -> TransactionRecord? {
+    public func insertRefund(_ refund: RefundRecord, events: WebhookEvents?, answer: IdempotentAnswer?) async throws -> TransactionRecord? {
         try await transaction { [logger] connection in
             let updated = try await Self.rows(
                 """
@@ -383,13 +383,31 @@ extension PostgresVaultStore {
             if let events {
                 try await Self.record(try events.refunded(refund), at: events.now(), connection, logger)
             }
+            if let answer {
+                let finish = try Self.finish(
+                    merchantID: answer.merchantID,
+                    key: answer.key,
+                    status: answer.status,
+                    body: answer.body,
+                    keyID: answer.keyID
+                )
+                try await Self.execute(finish, connection, logger)
+            }
             return try Self.transaction(row)
         }
     }
 
-    public func deleteRefund(_ refund: RefundRecord) async throws {
+    public func deleteRefund(_ refund: RefundRecord, answered: IdempotentAnswer?) async throws {
         try await transaction { [logger] connection in
             guard try await Self.execute("DELETE FROM refund WHERE id = \(refund.id)", connection, logger) == 1 else { return }
+            if let answered {
+                // The key goes with the refund it answered: its retry runs again.
+                try await Self.execute(
+                    "DELETE FROM idempotency_key WHERE merchant_id = \(answered.merchantID) AND key = \(answered.key)",
+                    connection,
+                    logger
+                )
+            }
             try await Self.execute(
                 #"UPDATE "transaction" SET refunded_amount = refunded_amount - \#(refund.amount) WHERE id = \#(refund.transactionID)"#,
                 connection,

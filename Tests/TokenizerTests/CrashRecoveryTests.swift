@@ -410,3 +410,65 @@ struct UnwrittenOutcomeTests {
         #expect(try await settler.transaction(answered.id, merchantID: fixture.merchantID).status == "succeeded")
     }
 }
+
+/// Issue 65: a keyed refund committed, then the database went away before the key's answer
+/// (a write of its own) was stored; the key later answered as if nothing was made. The
+/// processor here makes the refund, then locks the SQLite file for writing.
+@Suite("A keyed refund keeps its key's answer in the write that records it")
+struct KeyedRefundTests {
+    struct RefundLockingProcessor: Processor {
+        let sandbox: SandboxProcessor
+        let lock: UnwrittenOutcomeTests.Lock
+
+        func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome {
+            try await sandbox.authorize(request)
+        }
+
+        func outcome(ofAuthorization reference: String) async throws -> AuthorizationOutcome? {
+            try await sandbox.outcome(ofAuthorization: reference)
+        }
+
+        func refund(reference: String, amount: Int, currency: Currency) async throws {
+            try lock.take()
+        }
+    }
+
+    @Test("the refund is answered, and its retry under the key is that refund, never a second")
+    func answeredInItsWrite() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("refund-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("vault.sqlite").path
+        let fixture = try await VaultFixture(store: try SQLiteVaultStore(path: path))
+        let sandbox = SandboxProcessor()
+        let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
+        let paid = try await Payments(vault: fixture.vault, processor: sandbox)
+            .charge(.init(token: token.id, amount: 1000, currency: "EUR"), merchantID: fixture.merchantID)
+        #expect(paid.status == "succeeded")
+        let lock = try UnwrittenOutcomeTests.Lock(path: path)
+        let payments = Payments(vault: fixture.vault, processor: RefundLockingProcessor(sandbox: sandbox, lock: lock))
+        let keys = IdempotencyKeys(vault: fixture.vault, lease: .seconds(30))
+        let request = Array("POST /v1/transactions/\(paid.id)/refunds\n{\"amount\":400}".utf8)
+        func refund() async throws -> IdempotencyKeys.Result {
+            try await keys.run(merchantID: fixture.merchantID, key: "refund-1", request: request) { keeper in
+                let (refund, _) = try await payments.refund(paid.id, amount: 400, merchantID: fixture.merchantID) { refund in
+                    try keeper.answer(status: 201, body: Data(refund.id.utf8))
+                }
+                return (201, Data(refund.id.utf8))
+            }
+        }
+        let first = try await refund()
+        try lock.give()
+        guard case .answered(201, let made, false) = first else {
+            Issue.record("the refund was not answered: \(first)")
+            return
+        }
+        // The database is back: the retry is the first refund's answer, and 400 is refunded once.
+        guard case .answered(201, let again, true) = try await refund() else {
+            Issue.record("the retry was not the first refund's answer")
+            return
+        }
+        #expect(again == made)
+        #expect(try await payments.transaction(paid.id, merchantID: fixture.merchantID).refundedAmount == 400)
+    }
+}

@@ -108,9 +108,16 @@ struct PaymentRoutes {
         let merchantID = try context.secretMerchantID()
         let id = try context.parameters.require("id")
         let bytes = try await APIBody.collectJSON(request)
-        return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
+        return try await idempotent.run(request, merchantID: merchantID, body: bytes) { (keeper: IdempotencyKeys.Keeper?) in
             let body = bytes.isEmpty ? RefundBody(amount: nil) : try APIBody.decode(RefundBody.self, from: bytes)
-            let (refund, _) = try await payments.refund(id, amount: body.amount, merchantID: merchantID)
+            // The key's answer is kept in the write that records the refund.
+            let answer = keeper.map { keeper in
+                { @Sendable (refund: RefundRecord) throws -> IdempotentAnswer in
+                    try keeper.answer(status: Int(HTTPResponse.Status.created.code), body: try APIJSON.encoder.encode(ResourceBodies.Refund(refund)))
+                }
+            }
+            let (refund, _) = try await payments.refund(id, amount: body.amount, merchantID: merchantID, answer: answer)
+            if let kept = keeper?.kept { return (.created, kept.body) }
             return (.created, try APIJSON.encoder.encode(ResourceBodies.Refund(refund)))
         }
     }

@@ -144,7 +144,15 @@ extension Payments {
 
     /// Gives back all that is left of a transaction, or `amount` of it; never more than was
     /// captured, however many refunds run at once.
-    public func refund(_ transactionID: String, amount: Int?, merchantID: String) async throws(VaultError) -> (RefundRecord, TransactionRecord) {
+    /// - Parameter answer: the answer to keep for the request's Idempotency-Key (claimed
+    ///   before), made from the refund: kept in the write that records the refund, so that a
+    ///   refund made is never left without its key's answer (and run again under the key).
+    public func refund(
+        _ transactionID: String,
+        amount: Int?,
+        merchantID: String,
+        answer: (@Sendable (RefundRecord) throws -> IdempotentAnswer)? = nil
+    ) async throws(VaultError) -> (RefundRecord, TransactionRecord) {
         let transaction = try await transaction(transactionID, merchantID: merchantID)
         guard transaction.status == "succeeded" else {
             throw VaultError(
@@ -168,7 +176,13 @@ extension Payments {
             currency: transaction.currency,
             createdAt: vault.configuration.now()
         )
-        guard let updated = try await storing("record the refund", { try await store.insertRefund(refund, events: events) }) else {
+        let kept: IdempotentAnswer?
+        do {
+            kept = try answer?(refund)
+        } catch {
+            throw VaultError(.storage, "the refund's answer could not be sealed; nothing was refunded, try again")
+        }
+        guard let updated = try await storing("record the refund", { try await store.insertRefund(refund, events: events, answer: kept) }) else {
             throw VaultError(.refundTooLarge, "a refund of \(amount) is more than the \(left) left to refund on \(transactionID)", param: "amount")
         }
         if let reference = transaction.processorReference {
@@ -177,13 +191,14 @@ extension Payments {
             do {
                 try await processor.refund(reference: reference, amount: amount, currency: currency)
             } catch {
-                try await storing("undo the refund") { try await store.deleteRefund(refund) }
+                try await storing("undo the refund") { try await store.deleteRefund(refund, answered: kept) }
                 throw VaultError(
                     .processorError,
                     "the processor did not make the refund of \(amount) on \(transactionID); nothing was refunded, try again later"
                 )
             }
         }
+        if let kept { kept.keeper.keep(kept) }
         return (refund, updated)
     }
 }

@@ -183,7 +183,7 @@ extension SQLiteVaultStore {
         return newestFirst(request, after: after, limit: limit)
     }
 
-    public func insertRefund(_ refund: RefundRecord, events: WebhookEvents?) async throws -> TransactionRecord? {
+    public func insertRefund(_ refund: RefundRecord, events: WebhookEvents?, answer: IdempotentAnswer?) async throws -> TransactionRecord? {
         try await database.write { db in
             try db.execute(
                 sql: """
@@ -195,14 +195,24 @@ extension SQLiteVaultStore {
             guard db.changesCount == 1 else { return nil }
             try refund.insert(db)
             if let events { try Self.record(events.refunded(refund), at: events.now(), db) }
+            if let answer {
+                try Self.finishIdempotency(answer.merchantID, answer.key, status: answer.status, body: answer.body, keyID: answer.keyID, db)
+            }
             return try TransactionRecord.fetchOne(db, key: refund.transactionID)
         }
     }
 
-    public func deleteRefund(_ refund: RefundRecord) async throws {
+    public func deleteRefund(_ refund: RefundRecord, answered: IdempotentAnswer?) async throws {
         try await database.write { db in
             try db.execute(sql: "DELETE FROM refund WHERE id = ?", arguments: [refund.id])
             guard db.changesCount == 1 else { return }
+            if let answered {
+                // The key goes with the refund it answered: its retry runs again.
+                try db.execute(
+                    sql: "DELETE FROM idempotency_key WHERE merchant_id = ? AND key = ?",
+                    arguments: [answered.merchantID, answered.key]
+                )
+            }
             try db.execute(
                 sql: #"UPDATE "transaction" SET refunded_amount = refunded_amount - ? WHERE id = ?"#,
                 arguments: [refund.amount, refund.transactionID]

@@ -106,12 +106,13 @@ public protocol VaultStore: Sendable {
     /// those after `after` (the last of the previous page) when it is given.
     func transactions(merchantID: String, clientID: String?, after: TransactionRecord?, limit: Int) async throws -> [TransactionRecord]
     /// Adds a refund and raises the transaction's refunded amount, atomically, only while
-    /// the refunded total stays within the amount, with its event; nil (and nothing written)
-    /// otherwise.
-    func insertRefund(_ refund: RefundRecord, events: WebhookEvents?) async throws -> TransactionRecord?
-    /// Takes back a refund the processor did not make: its record, and its amount from the
-    /// transaction's refunded amount, atomically.
-    func deleteRefund(_ refund: RefundRecord) async throws
+    /// the refunded total stays within the amount, with its event, and `answer` kept for its
+    /// Idempotency-Key (claimed before) in the same write; nil (and nothing written) otherwise.
+    func insertRefund(_ refund: RefundRecord, events: WebhookEvents?, answer: IdempotentAnswer?) async throws -> TransactionRecord?
+    /// Takes back a refund the processor did not make: its record, its amount from the
+    /// transaction's refunded amount, and the key `answered` (the answer its insert kept),
+    /// atomically.
+    func deleteRefund(_ refund: RefundRecord, answered: IdempotentAnswer?) async throws
 
     /// Claims an idempotency key for a request (by its hash) until `leaseUntil`, or says how
     /// it was used within the last `window` before `now`; atomically, so that of concurrent
