@@ -319,16 +319,7 @@ extension PostgresVaultStore {
                 try await Self.record(try events.settled(settled), at: events.now(), connection, logger)
             }
             try await Self.completeCheckoutSession(sessionID, paidWith: settled, events: events, connection, logger)
-            if let answer {
-                let finish = try Self.finish(
-                    merchantID: answer.merchantID,
-                    key: answer.key,
-                    status: answer.status,
-                    body: answer.body,
-                    keyID: answer.keyID
-                )
-                try await Self.execute(finish, connection, logger)
-            }
+            if let answer { try await Self.keep(answer, connection, logger) }
             return settled
         }
     }
@@ -383,16 +374,7 @@ extension PostgresVaultStore {
             if let events {
                 try await Self.record(try events.refunded(refund), at: events.now(), connection, logger)
             }
-            if let answer {
-                let finish = try Self.finish(
-                    merchantID: answer.merchantID,
-                    key: answer.key,
-                    status: answer.status,
-                    body: answer.body,
-                    keyID: answer.keyID
-                )
-                try await Self.execute(finish, connection, logger)
-            }
+            if let answer { try await Self.keep(answer, connection, logger) }
             return try Self.transaction(row)
         }
     }
@@ -495,6 +477,12 @@ extension PostgresVaultStore {
         UPDATE idempotency_key SET status = \(status), body = \(body), key_id = \(keyID)
         WHERE merchant_id = \(merchantID) AND key = \(key) AND status IS NULL
         """
+    }
+
+    /// Keeps `answer` for its key in the write `connection` is in.
+    static func keep(_ answer: IdempotentAnswer, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        let finish = try Self.finish(merchantID: answer.merchantID, key: answer.key, status: answer.status, body: answer.body, keyID: answer.keyID)
+        try await Self.execute(finish, connection, logger)
     }
 
     enum FinishIdempotency: PreparedText {

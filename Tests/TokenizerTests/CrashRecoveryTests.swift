@@ -366,6 +366,13 @@ struct UnwrittenOutcomeTests {
         func give() throws { try queue.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") } }
     }
 
+    /// A new folder for a vault's SQLite file, and the file's path.
+    static func vaultFile() throws -> (folder: URL, path: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vault-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return (folder, folder.appendingPathComponent("vault.sqlite").path)
+    }
+
     struct LockingProcessor: Processor {
         let sandbox: SandboxProcessor
         let lock: Lock
@@ -385,10 +392,8 @@ struct UnwrittenOutcomeTests {
 
     @Test("the charge comes back pending, never an error; the sweeper settles it as the processor did")
     func pendingNotError() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unwritten-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (folder, path) = try UnwrittenOutcomeTests.vaultFile()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("vault.sqlite").path
         let fixture = try await VaultFixture(store: try SQLiteVaultStore(path: path))
         let sandbox = SandboxProcessor()
         let lock = try Lock(path: path)
@@ -435,10 +440,8 @@ struct KeyedRefundTests {
 
     @Test("the refund is answered, and its retry under the key is that refund, never a second")
     func answeredInItsWrite() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("refund-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (folder, path) = try UnwrittenOutcomeTests.vaultFile()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("vault.sqlite").path
         let fixture = try await VaultFixture(store: try SQLiteVaultStore(path: path))
         let sandbox = SandboxProcessor()
         let token = try await fixture.vault.createToken(for: fixture.merchantID, card: VaultFixture.visa)
