@@ -25,6 +25,8 @@ public struct APIError: HTTPResponseError, Sendable {
     public var retryAfter: Int?
     /// The methods a path takes (`Allow`), for 405.
     public var allow: String?
+    /// What failed underneath (``VaultError/cause``): in the server's error line, never in the answer.
+    public var cause: String?
 
     public init(_ status: HTTPResponse.Status, _ kind: Kind, code: String, message: String, param: String? = nil) {
         self.status = status
@@ -176,6 +178,7 @@ public struct APIError: HTTPResponseError, Sendable {
         default:
             self.init(.internalServerError, .api, code: code, message: "the vault could not complete the request; try again later")
         }
+        cause = error.cause
     }
 
     /// Runs `operation`, answering vault and card-validation errors as the API's.

@@ -75,7 +75,9 @@ public struct ServerLogHandler: LogHandler {
             Self.appendJSONString(&line, event.source)
             for (key, value) in fields {
                 line.append(UInt8(ascii: ","))
-                Self.appendJSONString(&line, key)
+                // A metadata key named like a field of the line is written apart (`meta_message`):
+                // an object with two keys of one name is read differently by each parser.
+                Self.appendJSONString(&line, Self.fixedKeys.contains(key) ? "meta_" + key : key)
                 line.append(UInt8(ascii: ":"))
                 Self.appendJSONValue(&line, value)
             }
@@ -100,6 +102,9 @@ public struct ServerLogHandler: LogHandler {
         }
         sink(line)
     }
+
+    /// The keys every JSON line has of its own.
+    static let fixedKeys: Set<String> = ["time", "level", "message", "label", "source"]
 
     // MARK: - Writing
 

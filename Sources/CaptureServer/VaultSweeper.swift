@@ -33,14 +33,26 @@ struct VaultSweeper: Service {
             } catch {
                 // A sweep cut short by shutdown is no failure; the next start sweeps again.
                 if Task.isCancelled { return }
-                logger.error("the sweep failed", metadata: ["code": "\((error as? VaultError)?.code.rawValue ?? "storage_error")"])
+                let vaultError = error as? VaultError
+                var metadata: Logger.Metadata = ["code": "\(vaultError?.code.rawValue ?? "storage_error")"]
+                metadata["cause"] = "\(vaultError?.cause ?? vaultError?.message ?? String(describing: error))"
+                logger.error("the sweep failed", metadata: metadata)
             }
             try? await Task.sleep(for: interval)
         }
     }
 
     private func sweepOnce() async throws {
-        let settled = try await payments.resolvePending(olderThan: pendingAge)
+        let settled = try await payments.resolvePending(olderThan: pendingAge) { [logger] transaction in
+            logger.warning(
+                "settled a charge left pending by an interrupted request",
+                metadata: [
+                    "transaction": "\(transaction.id)",
+                    "status": "\(transaction.status)",
+                    "created_at": "\(transaction.createdAt)",
+                ]
+            )
+        }
         if settled > 0 { logger.warning("settled charges left pending by an interrupted request", metadata: ["transactions": "\(settled)"]) }
         let purged = try await vault.purgeExpiredCardData()
         if purged > 0 { logger.info("purged card data of expired tokens and scans", metadata: ["records": "\(purged)"]) }

@@ -30,6 +30,21 @@ struct ServerLogHandlerTests {
         }
     }
 
+    /// Issue 65: every JSON error line carried two "message" keys (the line's and the error's).
+    @Test("a metadata key named like a field of the line is written apart; no key appears twice")
+    func fixedKeys() throws {
+        let lines = Lines()
+        let logger = lines.logger(.json)
+        logger.error("request failed", metadata: ["message": "the vault's database is unavailable", "level": "x", "source": "y", "code": "z"])
+        let line = try #require(lines.all.first)
+        for key in ["message", "level", "source", "time", "label"] {
+            #expect(line.components(separatedBy: "\"\(key)\":").count == 2, "\(key) once in \(line)")
+        }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["message"] as? String == "request failed" && object["meta_message"] as? String == "the vault's database is unavailable")
+        #expect(object["level"] as? String == "error" && object["meta_level"] as? String == "x" && object["code"] as? String == "z")
+    }
+
     @Test("a JSON line is one object: time, level, message, label, source, and the metadata with numbers as numbers")
     func json() throws {
         let lines = Lines()

@@ -27,15 +27,14 @@ struct RequestLogMiddleware: RouterMiddleware {
             let apiError = Self.apiError(for: error, context: context)
             response = try apiError.response(from: request, context: context)
             if apiError.status.code >= 500 {
-                context.logger.error(
-                    "request failed",
-                    metadata: [
-                        "request_id": .string(context.requestID),
-                        "error_type": .string(String(describing: type(of: error))),
-                        "code": .string(apiError.code),
-                        "message": .string(apiError.message),
-                    ]
-                )
+                var metadata: Logger.Metadata = [
+                    "request_id": .string(context.requestID),
+                    "error_type": .string(String(describing: type(of: error))),
+                    "code": .string(apiError.code),
+                    "error_message": .string(apiError.message),
+                ]
+                if let cause = apiError.cause { metadata["cause"] = .string(PAN.maskingDigitRuns(in: cause)) }
+                context.logger.error("request failed", metadata: metadata)
             }
         }
         response.headers[Self.requestIDHeader] = context.requestID

@@ -92,7 +92,9 @@ struct WebhookDispatcher: Service {
                         sendingByMerchant: running.values.reduce(into: [:]) { $0[$1.merchantID, default: 0] += 1 }
                     )
                 } catch {
-                    if !Task.isCancelled { logger.error("reading the webhook queue failed", metadata: ["code": "\(error.code)"]) }
+                    if !Task.isCancelled {
+                        logger.error("reading the webhook queue failed", metadata: ["code": "\(error.code)", "cause": "\(error.cause ?? error.message)"])
+                    }
                     return []
                 }
             }
@@ -227,7 +229,10 @@ struct WebhookDispatcher: Service {
                 logger.warning("webhook delivery failed", metadata: metadata)
             }
         } catch {
-            logger.error("recording a webhook attempt failed", metadata: ["delivery": "\(due.delivery.id)", "code": "\(error.code)"])
+            logger.error(
+                "recording a webhook attempt failed",
+                metadata: ["delivery": "\(due.delivery.id)", "code": "\(error.code)", "cause": "\(error.cause ?? error.message)"]
+            )
         }
     }
 

@@ -265,12 +265,20 @@ extension Payments {
     /// Settles every transaction left pending for longer than `age` (by a process that died
     /// between the spend and the processor's answer). Returns how many were settled.
     @discardableResult
-    public func resolvePending(olderThan age: Duration) async throws(VaultError) -> Int {
+    ///
+    /// - Parameter settled: told each transaction as it was settled.
+    public func resolvePending(
+        olderThan age: Duration,
+        settled tell: ((TransactionRecord) -> Void)? = nil
+    ) async throws(VaultError) -> Int {
         let cutoff = vault.configuration.now().addingTimeInterval(-age.seconds)
         var settled = 0
         while true {
             let batch = try await storing("find pending transactions") { try await store.pendingTransactions(createdBefore: cutoff, limit: 100) }
-            for transaction in batch { _ = try await resolvePending(transaction) }
+            for transaction in batch {
+                let outcome = try await resolvePending(transaction)
+                tell?(outcome)
+            }
             settled += batch.count
             if batch.count < 100 { return settled }
         }

@@ -73,9 +73,17 @@ public struct Vault: Sendable {
         } catch let error as VaultError {
             throw error
         } catch let error as StoreUnavailable {
-            throw VaultError(.storageUnavailable, "the vault's database is unavailable (\(error.reason)); try again in a few seconds")
+            throw VaultError(
+                .storageUnavailable,
+                "the vault's database is unavailable; nothing was changed that this answer is about; try again in a few seconds",
+                cause: "\(what): \(error.reason)"
+            )
         } catch {
-            throw VaultError(.storage, "the vault's store failed to \(what); try again, and check the server's disk and database if it persists")
+            throw VaultError(
+                .storage,
+                "the vault's store failed to \(what); try again, and check the server's disk and database if it persists",
+                cause: String(describing: error)
+            )
         }
     }
 }

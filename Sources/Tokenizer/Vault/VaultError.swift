@@ -148,11 +148,15 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The parameter at fault, when one is.
     public let param: String?
+    /// What failed underneath, for the operator's log (a database's own words): never sent to
+    /// a client, whose message says what it needs (was anything changed, when to retry).
+    public let cause: String?
 
-    init(_ code: Code, _ message: String, param: String? = nil) {
+    init(_ code: Code, _ message: String, param: String? = nil, cause: String? = nil) {
         self.param = param
         self.code = code
         self.message = message
+        self.cause = cause
     }
 
     public var description: String { "\(code): \(message)" }
