@@ -93,7 +93,10 @@ struct WebhookDispatcher: Service {
                     )
                 } catch {
                     if !Task.isCancelled {
-                        logger.error("reading the webhook queue failed", metadata: ["code": "\(error.code)", "cause": "\(error.cause ?? error.message)"])
+                        logger.error(
+                            "reading the webhook queue failed",
+                            metadata: ["code": "\(error.code)", "cause": "\(error.cause ?? error.message)"]
+                        )
                     }
                     return []
                 }
