@@ -12,7 +12,7 @@ import Tokenizer
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the HTTP API (scans, tokens, transactions) on an embedded SQLite vault."
+        abstract: "Serve the HTTP API (scans, tokens, transactions) on a vault: an SQLite file, or PostgreSQL (--database postgres://…)."
     )
 
     @Option(help: "The address to listen on.")
@@ -187,11 +187,16 @@ struct ServeCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in ServerLogHandler(label: label, format: format) }
         var logger = Logger(label: "capture-cli.serve")
         logger.logLevel = .info
+        logger.info("starting", metadata: ["pid": "\(getpid())", "host": .string(host), "port": "\(port)"])
+        logger.info("opening the vault", metadata: ["database": .string(vault.shownDatabase)])
         let opened = try await vault.openVault(configuration: Vault.Configuration(tokenLifetime: .seconds(tokenTTL)))
         logger.info("vault open", metadata: ["database": .string(vault.shownDatabase), "key_id": .string(opened.keyID)])
         var scanner: CardScanner?
+        let loading = ContinuousClock.now
+        logger.info("loading the scanner's models")
         do {
             scanner = try CardScanner()
+            logger.info("scanner ready", metadata: ["load_ms": "\((ContinuousClock.now - loading).nanoseconds / 1_000_000)"])
         } catch {
             logger.warning("scans are off: \(error.message)")
         }
@@ -234,6 +239,8 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             let app = api.application(host: host, port: port, logger: logger)
             try await app.runService()
+            // SIGTERM or SIGINT: requests under way were answered first.
+            logger.info("stopped: a signal asked the server to stop, and the requests under way were answered")
         } catch {
             guard let message = Self.listenFailure(error, host: host, port: port) else {
                 // A certificate and key that do not go together fail when the server is built.

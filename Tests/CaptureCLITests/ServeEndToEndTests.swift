@@ -60,6 +60,23 @@ struct ServeEndToEndTests {
         }
     }
 
+    /// Issue 65: start-up was silent for seconds, and nothing was logged on SIGTERM.
+    @Test("start-up logs each step, and SIGTERM a line saying the server stopped")
+    func startAndStopLogged() throws {
+        try CLIRunner.withVaultFolder { folder, database in
+            let server = try Server(database: database, folder: folder, options: ["--log-format", "json"])
+            server.stop()
+            let messages = server.output.split(separator: "\n").compactMap { line in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["message"] as? String
+            }
+            let expected = ["starting", "opening the vault", "vault open", "loading the scanner's models", "scanner ready"]
+            #expect(Array(messages.prefix(expected.count)) == expected, "\(messages)")
+            #expect(messages.contains { $0.hasPrefix("Server started and listening") })
+            #expect(messages.last?.hasPrefix("stopped: a signal asked the server to stop") == true, "\(messages)")
+            #expect(server.process.terminationStatus == 0)
+        }
+    }
+
     @Test("keys, a token from a card image, a charge, a spent token, a decline; no PAN in the log or the database")
     func merchantFlow() throws {
         try CLIRunner.withVaultFolder { folder, database in
