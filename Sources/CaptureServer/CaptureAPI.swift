@@ -92,13 +92,19 @@ public struct CaptureAPI: Sendable {
         router.middlewares.add(MethodMiddleware(routes: knownRoutes))
         router.middlewares.add(BodyDrainMiddleware())
         if overHTTPS { router.middlewares.add(StrictTransportMiddleware()) }
-        // A load balancer takes an instance whose database does not answer out of service.
-        router.get("healthz") { [vault] _, _ in
-            guard await vault.store.ping() else {
+        // A load balancer takes an instance whose database does not answer out of service:
+        // within a second, whatever the database does (`/healthz` as before, `/readyz` by
+        // its usual name); `/livez` says only that the process answers.
+        let probe = HealthProbe { [vault] in await vault.store.ping() }
+        let ready: @Sendable (Request, APIContext) async -> Response = { _, _ in
+            guard await probe.answers() else {
                 return APIJSON.response(.serviceUnavailable, Array(#"{"status":"unavailable","database":"unreachable"}"#.utf8))
             }
             return APIJSON.response(.ok, Array(#"{"status":"ok"}"#.utf8))
         }
+        router.get("healthz", use: ready)
+        router.get("readyz", use: ready)
+        router.get("livez") { _, _ in APIJSON.response(.ok, Array(#"{"status":"alive"}"#.utf8)) }
         router.get("openapi.json") { _, _ in APIJSON.response(.ok, Self.openAPIDocument) }
         router.get("metrics") { [payments, vault] _, _ in
             // The queue is read from the store as it is asked for; without the store, the
