@@ -105,18 +105,30 @@ public final class PostgresVaultStore: VaultStore {
     /// is then refused with ``StoreUnavailable``, whatever the pool does with its wait; once it
     /// has a connection it is never cut short, so that an answered request is one the
     /// database finished, and a refused one ran nothing.
+    ///
+    /// Within a request (``StoreWaitBudget/current``), its waits together stay within
+    /// `connectionWait`: a request that waited 3 s for one statement's connection waits at
+    /// most 2 s for the next, and none once the bound is spent.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let gate = LeaseGate()
         let client = self.client
-        let wait = settings.connectionWait
+        let bound = settings.connectionWait
+        let budget = StoreWaitBudget.current
+        let wait = budget?.allowed(of: bound) ?? bound
+        let refusal = "no connection to PostgreSQL within \(bound.components.seconds) s"
+        guard wait > .zero else { throw StoreUnavailable(reason: refusal + " (this request's waits together)") }
+        let start = ContinuousClock.now
+        let waited = Mutex<Duration?>(nil)
+        defer { budget?.spend(waited.withLock { $0 } ?? ContinuousClock.now - start) }
         return try await watched.run(
-            refusing: "no connection to PostgreSQL within \(wait.components.seconds) s",
-            when: .after(ContinuousClock.now + wait),
+            refusing: refusal,
+            when: .after(start + wait),
             gate: gate
         ) { endWatch in
             do {
                 return try await client.withConnection { connection in
                     endWatch()
+                    waited.withLock { $0 = ContinuousClock.now - start }
                     // Too late: the request was refused meanwhile. The connection goes back.
                     guard gate.enter() else { throw CancellationError() }
                     return try await body(connection)

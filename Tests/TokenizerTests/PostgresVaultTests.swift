@@ -91,6 +91,41 @@ struct PostgresVaultTests {
         await #expect(throws: StoreUnavailable.self) { _ = try await PostgresVaultStore.open(settings) }
     }
 
+    /// Issue 65: during an outage a request that asked the database several times waited the
+    /// whole bound for each, and was answered after 7 to 9 s where 5 were promised.
+    @Test("a request's waits for a connection together stay within the bound")
+    func requestWaitBound() async throws {
+        var settings = try TestPostgres.newVault(poolSize: 1)
+        settings.connectionWait = .milliseconds(600)
+        let store = try await PostgresVaultStore.open(settings)
+        // The pool's one connection, held for a while: every other request waits.
+        let held = Task { try await store.withConnection { _ in try await Task.sleep(for: .seconds(4)) } }
+        try await Task.sleep(for: .milliseconds(200))
+        let start = ContinuousClock.now
+        let refusals = await StoreWaitBudget.$current.withValue(StoreWaitBudget()) { () async -> [String] in
+            var refusals: [String] = []
+            for _ in 0..<3 {
+                do {
+                    _ = try await store.strings(sql: "SELECT 1")
+                } catch let error as StoreUnavailable {
+                    refusals.append(error.reason)
+                } catch {
+                    refusals.append("\(error)")
+                }
+            }
+            return refusals
+        }
+        let took = ContinuousClock.now - start
+        #expect(refusals.count == 3 && refusals.dropFirst().allSatisfy { $0.contains("this request's waits together") }, "\(refusals)")
+        // One bound (0.6 s) and the watchdog's tick, not three bounds (1.8 s).
+        #expect(took < .milliseconds(1_500), "\(took)")
+        // Outside a request, each wait has the whole bound.
+        let alone = ContinuousClock.now
+        await #expect(throws: StoreUnavailable.self) { _ = try await store.strings(sql: "SELECT 1") }
+        #expect(ContinuousClock.now - alone >= .milliseconds(550))
+        held.cancel()
+    }
+
     @Test("a delivery made for an endpoint deleted meanwhile is cancelled when it comes due, never sent")
     func orphanedDelivery() async throws {
         let fixture = try await VaultFixture(.postgres)

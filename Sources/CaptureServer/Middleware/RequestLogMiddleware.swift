@@ -22,7 +22,8 @@ struct RequestLogMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         var response: Response
         do {
-            response = try await next(request, context)
+            // The request's waits for the database together stay within the store's bound.
+            response = try await StoreWaitBudget.$current.withValue(StoreWaitBudget()) { try await next(request, context) }
         } catch {
             let apiError = Self.apiError(for: error, context: context)
             response = try apiError.response(from: request, context: context)
