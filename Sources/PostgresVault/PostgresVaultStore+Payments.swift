@@ -432,11 +432,11 @@ extension PostgresVaultStore {
                 logger
             )
             // Gone between the two statements (a purge): the caller tries again.
-            guard let row = rows.first else { return .inProgress }
+            guard let row = rows.first else { return .inProgress(until: nil) }
             let (hash, status, body, keyID, lease) = try row.decode((String, Int?, Data?, String?, Date?).self)
             guard hash == requestHash else { return .mismatch }
             if let status { return .replay(status: status, body: body, keyID: keyID) }
-            if let lease, lease > now { return .inProgress }
+            if let lease, lease > now { return .inProgress(until: lease) }
             try await Self.execute(
                 "UPDATE idempotency_key SET lease_until = \(leaseUntil.stored) WHERE merchant_id = \(merchantID) AND key = \(key)",
                 connection,

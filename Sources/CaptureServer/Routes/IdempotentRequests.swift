@@ -81,13 +81,18 @@ struct IdempotentRequests: Sendable {
                 code: "idempotency_key_reused",
                 message: "this Idempotency-Key was used with another request in the last 24 hours; use a new key for a new request"
             )
-        case .inProgress:
-            throw APIError(
+        case .inProgress(let retryAfter):
+            // Its server may have stopped mid-request: nobody can tell until the lease lapses,
+            // and then the retry is answered with what the first request did (or runs it).
+            var error = APIError(
                 .conflict,
                 .idempotency,
                 code: "idempotency_key_in_use",
-                message: "a request with this Idempotency-Key is still running; retry when it has finished"
+                message: "a request with this Idempotency-Key is still running, or its server stopped before it finished; "
+                    + "retry \(retryAfter.map { "in \($0) s, when" } ?? "once") the key's lease has lapsed: the retry then gets what it did"
             )
+            error.retryAfter = retryAfter
+            throw error
         case .answerUnavailable:
             throw APIError(
                 .conflict,

@@ -21,7 +21,9 @@ public struct IdempotencyKeys: Sendable {
         /// The answer, and whether it is the stored answer of an earlier call.
         case answered(status: Int, body: Data, replayed: Bool)
         case mismatch
-        case inProgress
+        /// Its first request still runs, or died: the key is free or recovered after
+        /// `retryAfter` seconds (its lease), when known.
+        case inProgress(retryAfter: Int?)
         /// The request ran, but its answer cannot be shown again: it was stored before stored
         /// answers were sealed, or under another vault key.
         case answerUnavailable
@@ -130,8 +132,8 @@ public struct IdempotencyKeys: Sendable {
             return .answered(status: status, body: Data(body), replayed: true)
         case .mismatch:
             return .mismatch
-        case .inProgress:
-            return .inProgress
+        case .inProgress(let until):
+            return .inProgress(retryAfter: until.map { max(1, Int(($0.timeIntervalSince(now)).rounded(.up))) })
         case .claimed:
             return try await answered(try await runClaimed(), keeper: keeper, replayed: false)
         case .recovered(let transactionID):

@@ -223,8 +223,9 @@ public enum IdempotencyClaim: Sendable, Equatable {
     case replay(status: Int, body: Data?, keyID: String?)
     /// The key was used with another request.
     case mismatch
-    /// The first request with this key is still running.
-    case inProgress
+    /// The first request with this key is still running, or its process died before the lease,
+    /// `until`, lapses (nil: not known).
+    case inProgress(until: Date?)
     /// The first request with this key died unfinished (its lease lapsed) and the key is
     /// claimed again; `transactionID` is the charge it had recorded, if it got that far.
     case recovered(transactionID: String?)

@@ -252,7 +252,7 @@ extension SQLiteVaultStore {
                 if let status: Int = row["status"] { return .replay(status: status, body: row["body"], keyID: row["key_id"]) }
                 // Unfinished. Its request still runs while the lease holds (a key from before
                 // leases has none: its request is long gone).
-                if let lease: Date = row["lease_until"], lease > now { return .inProgress }
+                if let lease: Date = row["lease_until"], lease > now { return .inProgress(until: lease) }
                 try db.execute(
                     sql: "UPDATE idempotency_key SET lease_until = ? WHERE merchant_id = ? AND key = ?",
                     arguments: [leaseUntil, merchantID, key]
