@@ -46,6 +46,13 @@ public final class APIMetrics: Sendable {
             ],
         ]
         self.factory = factory
+        // Every known series from the start, at 0: rate() and alerts see a counter before its
+        // first increment (Prometheus' own advice for labelled counters).
+        for status in ["succeeded", "declined", "failed", "pending"] { _ = counter("transactions_total", "status", status, in: transactionCounters) }
+        for outcome in ["succeeded", "failed"] { _ = counter("webhook_deliveries_total", [("outcome", outcome)]) }
+        for outcome in ["succeeded", "retry", "failed"] { _ = counter("webhook_attempts_total", [("outcome", outcome)]) }
+        _ = counter("refunds_total", [])
+        _ = counter("transactions_settled_by_sweeper_total", [])
     }
 
     static let requestDuration = "http_request_duration_seconds"
@@ -82,9 +89,22 @@ public final class APIMetrics: Sendable {
         counter("tokens_created_total", "source", source, in: tokenCounters).increment()
     }
 
-    /// One transaction recorded: `succeeded`, `declined` or `failed`.
+    /// One transaction answered: `succeeded`, `declined`, `failed`, or `pending` (its outcome not
+    /// written; the sweeper settles it and counts it again by its outcome).
     func transaction(status: String) {
         counter("transactions_total", "status", status, in: transactionCounters).increment()
+    }
+
+    /// A charge left pending (its request died, or its outcome could not be written) settled
+    /// by the sweeper: counted in `transactions_total` by its outcome, and here.
+    func settledBySweeper(status: String) {
+        transaction(status: status)
+        counter("transactions_settled_by_sweeper_total", []).increment()
+    }
+
+    /// One refund made.
+    func refund() {
+        counter("refunds_total", []).increment()
     }
 
     /// One webhook attempt, by what followed it: `succeeded`, `retry` or `failed` (given up).

@@ -226,7 +226,14 @@ public struct CaptureAPI: Sendable {
             server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: "card-capture"),
             services: [
-                VaultSweeper(payments: payments, interval: sweepInterval, pendingAge: idempotencyLease, retentionDays: retentionDays, logger: logger),
+                VaultSweeper(
+                    payments: payments,
+                    interval: sweepInterval,
+                    pendingAge: idempotencyLease,
+                    retentionDays: retentionDays,
+                    logger: logger,
+                    metrics: metrics
+                ),
                 WebhookDispatcher(payments: payments, configuration: webhooks.dispatcher, logger: logger, metrics: metrics),
             ],
             logger: logger

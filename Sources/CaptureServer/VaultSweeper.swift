@@ -16,6 +16,8 @@ struct VaultSweeper: Service {
     /// Days expired tokens and scans are kept; 0 keeps them.
     var retentionDays = 0
     let logger: Logger
+    /// Counts the charges it settles; none in tests that do not look.
+    var metrics: APIMetrics?
 
     var vault: Vault { payments.vault }
 
@@ -43,7 +45,8 @@ struct VaultSweeper: Service {
     }
 
     private func sweepOnce() async throws {
-        let settled = try await payments.resolvePending(olderThan: pendingAge) { [logger] transaction in
+        let settled = try await payments.resolvePending(olderThan: pendingAge) { [logger, metrics] transaction in
+            metrics?.settledBySweeper(status: transaction.status)
             logger.warning(
                 "settled a charge left pending by an interrupted request",
                 metadata: [

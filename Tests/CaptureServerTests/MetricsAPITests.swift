@@ -20,10 +20,15 @@ struct MetricsAPITests {
             let declining = #"{"number": "4000000000000002", "exp_month": 12, "exp_year": 2030}"#
             let (_, declinedData) = try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: declining)
             let declined = try decode(TokenBody.self, declinedData)
+            var charged: [Data] = []
             for id in [token.id, declined.id] {
                 let charge = #"{"token": "\#(id)", "amount": 500, "currency": "USD"}"#
-                #expect(try await client.send(.post, "/v1/transactions", key: fixture.shop.secret, json: charge).0 == .created)
+                let (status, body) = try await client.send(.post, "/v1/transactions", key: fixture.shop.secret, json: charge)
+                #expect(status == .created)
+                charged.append(body)
             }
+            let paid = try #require(try JSONSerialization.jsonObject(with: charged[0]) as? [String: Any])["id"] as? String
+            #expect(try await client.send(.post, "/v1/transactions/\(try #require(paid))/refunds", key: fixture.shop.secret, json: #"{"amount": 100}"#).0 == .created)
             #expect(try await client.send(.get, "/v1/tokens/\(token.id)", key: fixture.shop.secret).0 == .ok)
             #expect(try await client.send(.get, "/v1/tokens/tok_missing", key: fixture.shop.secret).0 == .notFound)
             #expect(try await client.send(.get, "/nowhere", key: nil).0 == .notFound)
@@ -40,6 +45,10 @@ struct MetricsAPITests {
             #expect(lines.contains(#"tokens_created_total{source="card"} 2"#))
             #expect(lines.contains(#"transactions_total{status="succeeded"} 1"#))
             #expect(lines.contains(#"transactions_total{status="declined"} 1"#))
+            // Known series from the start, at 0 (issue 65: no failed series until a failure).
+            #expect(lines.contains(#"transactions_total{status="failed"} 0"#) && lines.contains(#"transactions_total{status="pending"} 0"#))
+            #expect(lines.contains(#"webhook_deliveries_total{outcome="failed"} 0"#) && lines.contains("transactions_settled_by_sweeper_total 0"))
+            #expect(lines.contains("refunds_total 1"))
             #expect(lines.contains(#"http_request_duration_seconds_count{method="POST",route="/v1/tokens"} 2"#))
             for secret in ["4242424242424242", "4000000000000002", token.id, declined.id, fixture.shop.merchant.id] {
                 #expect(!text.contains(secret), "metrics hold \(secret)")

@@ -117,6 +117,7 @@ struct PaymentRoutes {
                 }
             }
             let (refund, _) = try await payments.refund(id, amount: body.amount, merchantID: merchantID, answer: answer)
+            metrics.refund()
             if let kept = keeper?.kept { return (.created, kept.body) }
             return (.created, try APIJSON.encoder.encode(ResourceBodies.Refund(refund)))
         }
