@@ -28,7 +28,10 @@ struct MetricsAPITests {
                 charged.append(body)
             }
             let paid = try #require(try JSONSerialization.jsonObject(with: charged[0]) as? [String: Any])["id"] as? String
-            #expect(try await client.send(.post, "/v1/transactions/\(try #require(paid))/refunds", key: fixture.shop.secret, json: #"{"amount": 100}"#).0 == .created)
+            #expect(
+                try await client.send(.post, "/v1/transactions/\(try #require(paid))/refunds", key: fixture.shop.secret, json: #"{"amount": 100}"#).0
+                    == .created
+            )
             #expect(try await client.send(.get, "/v1/tokens/\(token.id)", key: fixture.shop.secret).0 == .ok)
             #expect(try await client.send(.get, "/v1/tokens/tok_missing", key: fixture.shop.secret).0 == .notFound)
             #expect(try await client.send(.get, "/nowhere", key: nil).0 == .notFound)
