@@ -61,4 +61,23 @@ struct MetricsAPITests {
             #expect(!text.contains(#""123""#) && !lines.contains { $0.hasSuffix(" 123") })
         }
     }
+
+    /// docs/alerts.yml names only what the server exports (issue 65's rules file).
+    @Test("every metric the alerting rules name is in the server's exposition from the start")
+    func alertRules() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let rules = try String(contentsOf: root.appendingPathComponent("docs/alerts.yml"), encoding: .utf8)
+        let named = Set(rules.matches(of: /\b([a-z][a-z_]+_(?:total|seconds))\b/).map { String($0.output.1) })
+        #expect(named.count >= 5, "\(named)")
+        let fixture = try await APIFixture()
+        try await fixture.application().test(.router) { client in
+            // One request, so that the request counter has a series.
+            _ = try await client.send(.get, "/healthz", key: nil)
+            let text = String(decoding: try await client.send(.get, "/metrics", key: nil).1, as: UTF8.self)
+            let exported = Set(text.split(separator: "\n").compactMap { $0.split(whereSeparator: { $0 == "{" || $0 == " " }).first.map(String.init) })
+            for name in named {
+                #expect(exported.contains(name) || exported.contains(name + "_count"), "\(name) is not exported")
+            }
+        }
+    }
 }
