@@ -319,12 +319,18 @@ extension PostgresVaultStore {
                 orphaned AS (
                   UPDATE webhook_delivery d SET status = 'canceled', next_attempt_at = NULL
                   FROM locked, webhook_endpoint w
-                  WHERE d.id = locked.id AND w.id = d.endpoint_id AND w.deleted_at IS NOT NULL)
-                UPDATE webhook_delivery d SET lease_until = \(leaseUntil.stored)
-                FROM locked, webhook_event e, webhook_endpoint w
-                WHERE d.id = locked.id AND e.id = d.event_id AND w.id = d.endpoint_id AND w.deleted_at IS NULL
-                RETURNING d.id, d.merchant_id, d.endpoint_id, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at,
-                  d.created_at, e.body, e.created_at, w.url, w.key_id, w.sealed_secret
+                  WHERE d.id = locked.id AND w.id = d.endpoint_id AND w.deleted_at IS NOT NULL),
+                leased AS (
+                  UPDATE webhook_delivery d SET lease_until = \(leaseUntil.stored), attempts = d.attempts + 1
+                  FROM locked, webhook_event e, webhook_endpoint w
+                  WHERE d.id = locked.id AND e.id = d.event_id AND w.id = d.endpoint_id AND w.deleted_at IS NULL
+                  RETURNING d.id, d.merchant_id, d.endpoint_id, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at,
+                    d.created_at, e.body, e.created_at AS event_created_at, w.url, w.key_id, w.sealed_secret),
+                started AS (
+                  INSERT INTO webhook_attempt (delivery_id, number, attempted_at, status_code, error, duration_ms)
+                  SELECT id, attempts, \(now.stored), NULL, \(WebhookAttemptRecord.unrecorded), 0 FROM leased
+                  ON CONFLICT (delivery_id, number) DO NOTHING)
+                SELECT * FROM leased
                 """,
                 connection,
                 logger

@@ -224,7 +224,7 @@ struct WebhookDispatcher: Service {
                 var metadata: Logger.Metadata = [
                     "delivery": "\(due.delivery.id)",
                     "endpoint": "\(due.delivery.endpointID)",
-                    "attempt": "\(due.delivery.attempts + 1)",
+                    "attempt": "\(due.delivery.attempts)",
                     "outcome": "\(outcome == .failed ? "given up" : "will retry")",
                 ]
                 if let statusCode { metadata["status"] = "\(statusCode)" }

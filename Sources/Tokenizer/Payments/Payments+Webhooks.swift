@@ -359,7 +359,8 @@ extension Payments {
         duration: Duration,
         schedule: WebhookSchedule
     ) async throws(VaultError) -> WebhookAttemptOutcome {
-        let number = due.delivery.attempts + 1
+        // Counted when the delivery was leased (the attempt recorded as started then).
+        let number = due.delivery.attempts
         let succeeded = error == nil && statusCode.map { (200..<300).contains($0) } == true
         let outcome: WebhookAttemptOutcome =
             succeeded ? .succeeded : schedule.afterFailure(number, at: vault.configuration.now(), eventCreatedAt: due.eventCreatedAt)

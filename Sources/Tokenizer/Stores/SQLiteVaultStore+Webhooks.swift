@@ -207,7 +207,7 @@ extension SQLiteVaultStore {
                         ROW_NUMBER() OVER (PARTITION BY w.merchant_id ORDER BY d.next_attempt_at, d.id) AS merchant_place
                       FROM webhook_delivery d JOIN webhook_endpoint w ON w.id = d.endpoint_id
                       WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?))
-                    UPDATE webhook_delivery SET lease_until = ?
+                    UPDATE webhook_delivery SET lease_until = ?, attempts = attempts + 1
                     WHERE id IN (
                       SELECT due.id FROM due
                         LEFT JOIN json_each(?) AS busy ON busy.key = due.endpoint_id
@@ -220,6 +220,15 @@ extension SQLiteVaultStore {
             )
             return try rows.map { row in
                 let delivery = try WebhookDeliveryRecord(row: row)
+                // The attempt is on record from its start: one whose sender stops before it
+                // records the outcome still shows in the delivery's history.
+                try db.execute(
+                    sql: """
+                        INSERT OR IGNORE INTO webhook_attempt (delivery_id, number, attempted_at, status_code, error, duration_ms)
+                        VALUES (?, ?, ?, NULL, ?, 0)
+                        """,
+                    arguments: [delivery.id, delivery.attempts, now, WebhookAttemptRecord.unrecorded]
+                )
                 guard
                     let joined = try Row.fetchOne(
                         db,

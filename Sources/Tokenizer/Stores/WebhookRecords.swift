@@ -145,6 +145,11 @@ public struct WebhookDeliveryRecord: Sendable, Equatable {
 
 /// One try at a delivery: the endpoint's HTTP status, or why there was none.
 public struct WebhookAttemptRecord: Sendable, Equatable {
+    /// The error of an attempt recorded as it starts (its delivery leased), until its outcome
+    /// replaces it: it stays so when the sender stopped, or lost its database, before recording
+    /// what the endpoint answered (the endpoint may have the event; it is sent again).
+    public static let unrecorded = "no outcome recorded: being sent, or its sender stopped before recording what the endpoint answered"
+
     public var deliveryID: String
     /// 1 for the first try.
     public var number: Int
