@@ -76,7 +76,7 @@ class Server:
         deadline = time.time() + 60
         while time.time() < deadline:
             try:
-                if call("GET", self.url("/healthz"), timeout=2)[0] == 200:
+                if call("GET", self.url("/readyz"), timeout=2)[0] == 200:
                     return
             except OSError:
                 pass

@@ -136,7 +136,7 @@ class Vault:
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
-                urllib.request.urlopen("http://127.0.0.1:%d/healthz" % self.port, timeout=1).read()
+                urllib.request.urlopen("http://127.0.0.1:%d/readyz" % self.port, timeout=1).read()
                 return
             except OSError:
                 time.sleep(0.2)

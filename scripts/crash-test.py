@@ -51,7 +51,7 @@ class Server:
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as response:
+                with urllib.request.urlopen(f"{self.url}/readyz", timeout=1) as response:
                     if response.status == 200:
                         return
             except OSError:

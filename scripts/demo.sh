@@ -70,9 +70,13 @@ PY
 port=${CAPTURE_DEMO_PORT:-18080}
 "$cli" serve --port "$port" --database "$work/vault.sqlite" >"$work/serve.log" 2>&1 &
 server=$!
-# The first start makes the vault and its key; wait until the server listens.
-for _ in $(seq 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break
+# The first start makes the vault and its key; wait until the server is ready (it listens at
+# once and loads the scanner's models beside: /readyz says 200 once they have loaded).
+ready() {
+    (exec 3<>/dev/tcp/127.0.0.1/"$port" && printf 'GET /readyz HTTP/1.0\r\nHost: localhost\r\n\r\n' >&3 && head -c 12 <&3 | grep -q " 200") 2>/dev/null
+}
+for _ in $(seq 600); do
+    ready && break
     sleep 0.1
 done
 

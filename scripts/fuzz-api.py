@@ -68,7 +68,7 @@ def main() -> int:
             deadline = time.time() + 30
             while True:
                 try:
-                    urllib.request.urlopen(base + "/healthz", timeout=1).read()
+                    urllib.request.urlopen(base + "/readyz", timeout=1).read()
                     break
                 except OSError:
                     if server.poll() is not None or time.time() > deadline:

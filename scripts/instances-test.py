@@ -50,7 +50,7 @@ class Server:
             if self.process.poll() is not None:
                 raise SystemExit(f"instances-test: server {name} exited; see {self.log}")
             try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1):
+                with urllib.request.urlopen(f"{self.url}/readyz", timeout=1):
                     return
             except OSError:
                 time.sleep(0.05)

@@ -22,6 +22,9 @@ public struct CaptureAPI: Sendable {
     public let processor: any Processor
     /// Reads `POST /v1/scans` images; without one, scans answer 503 and all else works.
     public let scanner: CardScanner?
+    /// A scanner loading beside the server (`serve`), used when ``scanner`` is nil: scans wait
+    /// for it (503 `scanner_loading`), and `/readyz` says `starting` until it has loaded.
+    public var scannerSlot: ScannerSlot?
     /// How often expired tokens' card data is purged.
     public var sweepInterval: Duration
     /// What `GET /metrics` shows.
@@ -96,14 +99,20 @@ public struct CaptureAPI: Sendable {
         // within a second, whatever the database does (`/healthz` as before, `/readyz` by
         // its usual name); `/livez` says only that the process answers.
         let probe = HealthProbe { [vault] in await vault.store.ping() }
-        let ready: @Sendable (Request, APIContext) async -> Response = { _, _ in
+        let healthy: @Sendable (Request, APIContext) async -> Response = { _, _ in
             guard await probe.answers() else {
                 return APIJSON.response(.serviceUnavailable, Array(#"{"status":"unavailable","database":"unreachable"}"#.utf8))
             }
             return APIJSON.response(.ok, Array(#"{"status":"ok"}"#.utf8))
         }
-        router.get("healthz", use: ready)
-        router.get("readyz", use: ready)
+        router.get("healthz", use: healthy)
+        // Ready: the database answers, and the scanner's models have loaded (or failed to).
+        router.get("readyz") { [scannerSlot] request, context in
+            if let scannerSlot, !scannerSlot.isSettled {
+                return APIJSON.response(.serviceUnavailable, Array(#"{"status":"starting","scanner":"loading"}"#.utf8))
+            }
+            return await healthy(request, context)
+        }
         router.get("livez") { _, _ in APIJSON.response(.ok, Array(#"{"status":"alive"}"#.utf8)) }
         router.get("openapi.json") { _, _ in APIJSON.response(.ok, Self.openAPIDocument) }
         router.get("metrics") { [payments, vault] _, _ in
@@ -140,9 +149,12 @@ public struct CaptureAPI: Sendable {
     /// answer then carries HSTS, and the page's cookies are `__Host-` and Secure.
     var overHTTPS: Bool { publicURL?.lowercased().hasPrefix("https:") ?? (tls != nil) }
 
-    /// The scanner's places and threads, its still pictures' search bounded by ``scanTimeBudget``.
+    /// The scanner's places and threads, its still pictures' search bounded by ``scanTimeBudget``:
+    /// on ``scanner``, or on the one ``scannerSlot`` loads.
     func makeScanning() -> ScanRoutes.Scanning? {
-        scanner.map { ScanRoutes.Scanning(scanner: $0.searching(firstPassOnly: false, timeBudget: scanTimeBudget), limit: scanLimit) }
+        guard let slot = scanner.map({ ScannerSlot(ready: $0) }) ?? scannerSlot else { return nil }
+        let budget = scanTimeBudget
+        return ScanRoutes.Scanning(slot: slot, adjust: { $0.searching(firstPassOnly: false, timeBudget: budget) }, limit: scanLimit)
     }
 
     /// The OpenAPI 3.1 document of every route (`openapi.json` beside this file; a test keeps

@@ -191,15 +191,7 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info("opening the vault", metadata: ["database": .string(vault.shownDatabase)])
         let opened = try await vault.openVault(configuration: Vault.Configuration(tokenLifetime: .seconds(tokenTTL)))
         logger.info("vault open", metadata: ["database": .string(vault.shownDatabase), "key_id": .string(opened.keyID)])
-        var scanner: CardScanner?
-        let loading = ContinuousClock.now
-        logger.info("loading the scanner's models")
-        do {
-            scanner = try CardScanner()
-            logger.info("scanner ready", metadata: ["load_ms": "\((ContinuousClock.now - loading).nanoseconds / 1_000_000)"])
-        } catch {
-            logger.warning("scans are off: \(error.message)")
-        }
+        let scannerSlot = ScannerSlot()
         // The sandbox remembers its authorizations beside the vault, so that charges a crash
         // left pending are settled as they really ended.
         let journal = sandboxJournal ?? (vault.isPostgres ? "capture-sandbox.journal" : vault.database + ".sandbox")
@@ -210,7 +202,8 @@ struct ServeCommand: AsyncParsableCommand {
             Terminal.writeError("capture-cli: \(error)")
             throw ExitCode(2)
         }
-        var api = CaptureAPI(vault: opened, scanner: scanner, processor: processor)
+        var api = CaptureAPI(vault: opened, processor: processor)
+        api.scannerSlot = scannerSlot
         api.idempotencyLease = .seconds(idempotencyLease)
         api.tokenRateLimit = tokenRateLimit
         api.retentionDays = retentionDays
@@ -236,9 +229,32 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ExitCode(2)
             }
         }
+        // The scanner's models load beside the server, which listens at once: tokens and charges
+        // are served meanwhile, scans are 503 scanner_loading, and /readyz says starting.
+        let loading = ContinuousClock.now
+        logger.info("loading the scanner's models")
+        let loader = Task.detached { [logger] in
+            do throws(OCRError) {
+                scannerSlot.ready(try CardScanner())
+                logger.info("scanner ready", metadata: ["load_ms": "\((ContinuousClock.now - loading).nanoseconds / 1_000_000)"])
+            } catch {
+                scannerSlot.off(error.message)
+                logger.warning("scans are off: \(error.message)")
+            }
+        }
+        let served: Result<Void, any Error>
         do {
             let app = api.application(host: host, port: port, logger: logger)
             try await app.runService()
+            served = .success(())
+        } catch {
+            served = .failure(error)
+        }
+        // Whatever ended the server, the models' loading ends first: a process that exits while
+        // OpenVINO loads can crash on its way out, and say so in place of the real reason.
+        await loader.value
+        do {
+            try served.get()
             // SIGTERM or SIGINT: requests under way were answered first.
             logger.info("stopped: a signal asked the server to stop, and the requests under way were answered")
         } catch {

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Synchronization
 import Testing
+import Tokenizer
 
 @testable import CaptureServer
 
@@ -39,5 +40,42 @@ struct HealthTests {
         #expect(asks.load(ordering: .relaxed) == 1)
         let quick = HealthProbe(timeout: .seconds(5)) { true }
         #expect(await quick.answers())
+    }
+
+    /// Issue 65: a killed server took 3 to 7 s to listen again, the scanner's models loaded
+    /// first. It now listens at once: until the models have loaded, scans are 503
+    /// scanner_loading (with Retry-After) and /readyz says starting; tokens are served.
+    @Test("while the scanner loads: scans 503 scanner_loading, /readyz starting, tokens served; then all ready")
+    func scannerLoading() async throws {
+        let fixture = try await APIFixture()
+        let slot = ScannerSlot()
+        var api = CaptureAPI(vault: fixture.vault)
+        api.scannerSlot = slot
+        let image = Array(try Data(contentsOf: URL(fileURLWithPath: "Fixtures/cards/h125-flat-jcb.png")))
+        try await Application(router: api.buildRouter()).test(.router) { client in
+            let (starting, body) = try await client.send(.get, "/readyz", key: nil)
+            #expect(starting == .serviceUnavailable && String(decoding: body, as: UTF8.self) == #"{"status":"starting","scanner":"loading"}"#)
+            #expect(try await client.send(.get, "/healthz", key: nil).0 == .ok)
+            let response = try await client.execute(
+                uri: "/v1/scans",
+                method: .post,
+                headers: [.authorization: "Bearer \(fixture.shop.publishable)", .contentType: "image/png"],
+                body: ByteBuffer(bytes: image)
+            )
+            #expect(response.status == .serviceUnavailable && response.headers[.retryAfter] == "2")
+            #expect(String(buffer: response.body).contains("scanner_loading"))
+            let token = #"{"number": "4242424242424242", "exp_month": 12, "exp_year": 2030, "cvc": "123"}"#
+            #expect(try await client.send(.post, "/v1/tokens", key: fixture.shop.publishable, json: token).0 == .created)
+
+            slot.ready(try ScanAPITests.scanner.get())
+            #expect(try await client.send(.get, "/readyz", key: nil).0 == .ok)
+            let scanned = try await client.execute(
+                uri: "/v1/scans",
+                method: .post,
+                headers: [.authorization: "Bearer \(fixture.shop.publishable)", .contentType: "image/png"],
+                body: ByteBuffer(bytes: image)
+            )
+            #expect(scanned.status == .created)
+        }
     }
 }

@@ -97,13 +97,13 @@ struct ScanAdmissionTests {
     func timeBudget() async throws {
         let fixture = try await APIFixture()
         var api = CaptureAPI(vault: fixture.vault, scanner: try CardScanner())
-        #expect(api.makeScanning()?.scanner.configuration.timeBudget == .seconds(3))
+        #expect(try api.makeScanning()?.scanner.configuration.timeBudget == .seconds(3))
         api.scanTimeBudget = .milliseconds(700)
         let scanning = try #require(api.makeScanning())
-        #expect(scanning.scanner.configuration.timeBudget == .milliseconds(700) && !scanning.scanner.configuration.firstPassOnly)
-        #expect(scanning.scanner.forCameraFrame(afterFirstPassMiss: false).configuration.firstPassOnly)
+        #expect(try scanning.scanner.configuration.timeBudget == .milliseconds(700) && !scanning.scanner.configuration.firstPassOnly)
+        #expect(try scanning.scanner.forCameraFrame(afterFirstPassMiss: false).configuration.firstPassOnly)
         api.scanTimeBudget = nil
-        #expect(api.makeScanning()?.scanner.configuration.timeBudget == nil)
+        #expect(try api.makeScanning()?.scanner.configuration.timeBudget == nil)
     }
 
     /// Issue 64's crafted-picture run: 24 threads of noise and forged pictures under one

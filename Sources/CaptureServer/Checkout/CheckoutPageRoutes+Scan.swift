@@ -41,6 +41,7 @@ extension CheckoutPageRoutes {
         guard let scanning else {
             throw APIError(.serviceUnavailable, .api, code: "scanner_unavailable", message: "pictures cannot be read here; type the card in")
         }
+        _ = try scanning.scanner
         return (session, scanning)
     }
 

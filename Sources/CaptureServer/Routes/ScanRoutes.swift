@@ -34,7 +34,10 @@ struct ScanRoutes {
     /// floods the page, the merchants' own scans keep the other places. Pages and the API
     /// scan on thread pools of their own, so neither waits behind the other's queue.
     final class Scanning: Sendable {
-        let scanner: CardScanner
+        /// The scanner, once loaded (``ScannerSlot``).
+        let slot: ScannerSlot
+        /// How a loaded scanner reads still pictures here (its time budget).
+        private let adjust: @Sendable (CardScanner) -> CardScanner
         /// The API's scans.
         let pool: NIOThreadPool
         /// The hosted pages' photos and camera frames.
@@ -74,20 +77,38 @@ struct ScanRoutes {
         static let cameraFramesPerAddress = 600
         private let addressFrameLimiter: RateLimiter
 
-        init(
+        convenience init(
             scanner: CardScanner,
             limit: Int,
             pool: NIOThreadPool = .singleton,
             pagePool: NIOThreadPool = Scanning.pagePool,
             pageClock: (@Sendable () -> Duration)? = nil
         ) {
-            self.scanner = scanner
+            self.init(slot: ScannerSlot(ready: scanner), limit: limit, pool: pool, pagePool: pagePool, pageClock: pageClock)
+        }
+
+        init(
+            slot: ScannerSlot,
+            adjust: @escaping @Sendable (CardScanner) -> CardScanner = { $0 },
+            limit: Int,
+            pool: NIOThreadPool = .singleton,
+            pagePool: NIOThreadPool = Scanning.pagePool,
+            pageClock: (@Sendable () -> Duration)? = nil
+        ) {
+            self.slot = slot
+            self.adjust = adjust
             self.pool = pool
             self.pagePool = pagePool
             self.limit = limit
             self.pageLimiter = RateLimiter(perMinute: Self.pagePhotosPerMinute, clock: pageClock)
             self.frameLimiter = RateLimiter(perMinute: Self.cameraFramesPerMinute, burst: 5, clock: pageClock)
             self.addressFrameLimiter = RateLimiter(perMinute: Self.cameraFramesPerAddress, burst: 10, clock: pageClock)
+        }
+
+        /// The scanner as still pictures are read here, or the 503 that says it is still loading
+        /// (or cannot load).
+        var scanner: CardScanner {
+            get throws(APIError) { adjust(try slot.scanner()) }
         }
 
         /// The pages' own threads (half the cores, at least one), started once per process.
@@ -206,7 +227,7 @@ struct ScanRoutes {
         /// (``CardScanner/forCameraFrame(afterFirstPassMiss:)``: the first pass alone, or, `inFull`,
         /// the whole scan within a budget), on the pool.
         func scanFrame(_ bytes: [UInt8], limits: ImageLimits, inFull: Bool, cancellation: ScanCancellation?) async throws -> ScanResult {
-            let scanner = scanner.forCameraFrame(afterFirstPassMiss: inFull)
+            let scanner = try scanner.forCameraFrame(afterFirstPassMiss: inFull)
             return try await pagePool.runIfActive { try scanner.scan(imageData: bytes, limits: limits, cancellation: cancellation) }
         }
 
@@ -214,7 +235,7 @@ struct ScanRoutes {
         /// `cancellation` is set (the client went away) a scan still waiting for a thread never
         /// starts and a running one stops at its next look: both throw ``OCRError`` `cancelled`.
         func scan(_ bytes: [UInt8], forPage: Bool = false, cancellation: ScanCancellation?) async throws -> ScanResult {
-            let scanner = scanner
+            let scanner = try scanner
             return try await (forPage ? pagePool : pool).runIfActive { try scanner.scan(imageData: bytes, cancellation: cancellation) }
         }
     }
@@ -276,6 +297,8 @@ struct ScanRoutes {
                 message: "this server has no scanner (Tesseract or its English data is missing); install tesseract-ocr-eng and restart it"
             )
         }
+        // Loading still (just started), or off: said before the body is read.
+        _ = try scanning.scanner
         let limit = context.maxUploadSize
         let address = trustedProxies.rateKey(of: request, context)
         let bytes = try await scanning.receiving(address: address) {
