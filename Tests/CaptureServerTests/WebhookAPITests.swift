@@ -512,7 +512,8 @@ extension TestClientProtocol {
             let (_, listData) = try await send(.get, "/v1/webhook_endpoints/\(endpoint)/deliveries", key: key)
             let list = try JSONSerialization.jsonObject(with: listData) as? [String: Any]
             let attempts = (list?["data"] as? [[String: Any]] ?? []).flatMap { $0["attempts"] as? [[String: Any]] ?? [] }
-            if !attempts.isEmpty { return attempts }
+            // Each attempt is listed from its start: wait for the outcomes.
+            if !attempts.isEmpty, !attempts.contains(where: { $0["error"] as? String == WebhookAttemptRecord.unrecorded }) { return attempts }
             try await Task.sleep(for: .milliseconds(20))
         } while ContinuousClock.now < deadline
         return []

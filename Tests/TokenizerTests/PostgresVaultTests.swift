@@ -95,13 +95,32 @@ struct PostgresVaultTests {
     /// whole bound for each, and was answered after 7 to 9 s where 5 were promised.
     @Test("a request's waits for a connection together stay within the bound")
     func requestWaitBound() async throws {
+        // Made and migrated with a long wait (a machine busy with the other suites is slow to
+        // connect); then a store on it with one connection and a 3 s bound.
         var settings = try TestPostgres.newVault(poolSize: 1)
-        // Long enough for the store to open on a machine busy with the other suites.
+        _ = try await PostgresVaultStore.open(settings)
         settings.connectionWait = .seconds(3)
-        let store = try await PostgresVaultStore.open(settings)
-        // The pool's one connection, held for a while: every other request waits.
-        let held = Task { try await store.withConnection { _ in try await Task.sleep(for: .seconds(15)) } }
-        try await Task.sleep(for: .milliseconds(200))
+        let store = try PostgresVaultStore.connect(settings)
+        // The pool's one connection, held for a while: every other request waits. Asked again
+        // until it is held (its first connection may take longer than the bound to make).
+        final class Flag: Sendable {
+            private let value = Atomic<Bool>(false)
+            func set() { value.store(true, ordering: .releasing) }
+            var isSet: Bool { value.load(ordering: .acquiring) }
+        }
+        let holding = Flag()
+        var held: Task<Void, any Error>?
+        for _ in 0..<20 where !holding.isSet {
+            let task = Task {
+                try await store.withConnection { _ in
+                    holding.set()
+                    try await Task.sleep(for: .seconds(20))
+                }
+            }
+            for _ in 0..<40 where !holding.isSet { try await Task.sleep(for: .milliseconds(100)) }
+            if holding.isSet { held = task } else { _ = try? await task.value }
+        }
+        try #require(holding.isSet, "the pool's one connection was never held")
         let start = ContinuousClock.now
         let refusals = await StoreWaitBudget.$current.withValue(StoreWaitBudget()) { () async -> [String] in
             var refusals: [String] = []
@@ -124,7 +143,7 @@ struct PostgresVaultTests {
         let alone = ContinuousClock.now
         await #expect(throws: StoreUnavailable.self) { _ = try await store.strings(sql: "SELECT 1") }
         #expect(ContinuousClock.now - alone >= .milliseconds(2_900))
-        held.cancel()
+        held?.cancel()
     }
 
     @Test("a delivery made for an endpoint deleted meanwhile is cancelled when it comes due, never sent")
