@@ -18,17 +18,16 @@ final class HealthProbe: Sendable {
     func answers() async -> Bool {
         let task = inFlight.withLock { running in
             if let running { return running }
-            let started = Task { [check] in await check() }
+            let started = Task { [check, self] in
+                let answer = await check()
+                // Finished: the next health check asks again.
+                inFlight.withLock { $0 = nil }
+                return answer
+            }
             running = started
             return started
         }
-        let answer = await Self.first(of: task, orFalseAfter: timeout)
-        // A finished ask is forgotten: the next health check asks again.
-        Task {
-            _ = await task.value
-            inFlight.withLock { running in if running == task { running = nil } }
-        }
-        return answer
+        return await Self.first(of: task, orFalseAfter: timeout)
     }
 
     /// `task`'s value, or false once `timeout` has passed (the task goes on by itself).

@@ -11,7 +11,7 @@ public final class ScannerSlot: Sendable {
     enum State: Sendable {
         case loading
         case ready(CardScanner)
-        case off(String)
+        case off
     }
 
     private let state = Mutex(State.loading)
@@ -27,9 +27,9 @@ public final class ScannerSlot: Sendable {
         state.withLock { $0 = .ready(scanner) }
     }
 
-    /// The scanner could not load: scans stay off, for `reason`.
-    public func off(_ reason: String) {
-        state.withLock { $0 = .off(reason) }
+    /// The scanner could not load (the server logs why): scans stay off.
+    public func off() {
+        state.withLock { $0 = .off }
     }
 
     /// Whether loading has ended, either way.

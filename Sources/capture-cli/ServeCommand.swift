@@ -238,7 +238,7 @@ struct ServeCommand: AsyncParsableCommand {
                 scannerSlot.ready(try CardScanner())
                 logger.info("scanner ready", metadata: ["load_ms": "\((ContinuousClock.now - loading).nanoseconds / 1_000_000)"])
             } catch {
-                scannerSlot.off(error.message)
+                scannerSlot.off()
                 logger.warning("scans are off: \(error.message)")
             }
         }

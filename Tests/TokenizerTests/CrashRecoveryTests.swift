@@ -375,13 +375,16 @@ struct UnwrittenOutcomeTests {
         return (folder, folder.appendingPathComponent("vault.sqlite").path)
     }
 
+    /// The sandbox, which locks the vault's file once it has authorized (`afterRefund`: once it
+    /// has refunded), as a database that stopped right after the processor answered.
     struct LockingProcessor: Processor {
         let sandbox: SandboxProcessor
         let lock: Lock
+        var afterRefund = false
 
         func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome {
             let outcome = try await sandbox.authorize(request)
-            try lock.take()
+            if !afterRefund { try lock.take() }
             return outcome
         }
 
@@ -389,7 +392,9 @@ struct UnwrittenOutcomeTests {
             try await sandbox.outcome(ofAuthorization: reference)
         }
 
-        func refund(reference: String, amount: Int, currency: Currency) async throws {}
+        func refund(reference: String, amount: Int, currency: Currency) async throws {
+            if afterRefund { try lock.take() }
+        }
     }
 
     @Test("the charge comes back pending, never an error; the sweeper settles it as the processor did")
@@ -423,23 +428,6 @@ struct UnwrittenOutcomeTests {
 /// processor here makes the refund, then locks the SQLite file for writing.
 @Suite("A keyed refund keeps its key's answer in the write that records it")
 struct KeyedRefundTests {
-    struct RefundLockingProcessor: Processor {
-        let sandbox: SandboxProcessor
-        let lock: UnwrittenOutcomeTests.Lock
-
-        func authorize(_ request: AuthorizationRequest) async throws -> AuthorizationOutcome {
-            try await sandbox.authorize(request)
-        }
-
-        func outcome(ofAuthorization reference: String) async throws -> AuthorizationOutcome? {
-            try await sandbox.outcome(ofAuthorization: reference)
-        }
-
-        func refund(reference: String, amount: Int, currency: Currency) async throws {
-            try lock.take()
-        }
-    }
-
     @Test("the refund is answered, and its retry under the key is that refund, never a second")
     func answeredInItsWrite() async throws {
         let (folder, path) = try UnwrittenOutcomeTests.vaultFile()
@@ -451,7 +439,10 @@ struct KeyedRefundTests {
             .charge(.init(token: token.id, amount: 1000, currency: "EUR"), merchantID: fixture.merchantID)
         #expect(paid.status == "succeeded")
         let lock = try UnwrittenOutcomeTests.Lock(path: path)
-        let payments = Payments(vault: fixture.vault, processor: RefundLockingProcessor(sandbox: sandbox, lock: lock))
+        let payments = Payments(
+            vault: fixture.vault,
+            processor: UnwrittenOutcomeTests.LockingProcessor(sandbox: sandbox, lock: lock, afterRefund: true)
+        )
         let keys = IdempotencyKeys(vault: fixture.vault, lease: .seconds(30))
         let request = Array("POST /v1/transactions/\(paid.id)/refunds\n{\"amount\":400}".utf8)
         func refund() async throws -> IdempotencyKeys.Result {
