@@ -17,6 +17,7 @@
 # written by scripts/bench-api/latency.lua, weighted by its request count).
 # Usage: scripts/bench-api.sh [SECONDS per route and round] [CONNECTIONS] [ROUNDS]
 # CAPTURE_BENCH_STORES="sqlite" (or any of sqlite postgres-1 postgres-2) measures only those.
+# CAPTURE_BENCH_WEBHOOK_BACKLOG: the webhook backlog drained at the end (20000).
 # CAPTURE_BENCH_POSTGRES_SOCKET=1: the servers and pgbench reach PostgreSQL through its Unix
 # socket instead of TCP with TLS (sslmode=prefer), as servers on the database's machine would.
 set -euo pipefail
@@ -202,6 +203,16 @@ for store in [s for s in ["sqlite", "postgres-1", "postgres-2"] if os.path.exist
         median = lambda key: statistics.median(ref[key] for ref in references)
         print(f"{label:14} {'pgbench -N, same round':22} {median('rate'):8.0f} {median('p50'):7.2f} {median('p99'):7.2f}")
 PY
+
+# Webhook delivery (issue 65): a backlog of 20,000 due deliveries drained to one endpoint that
+# answers in 3 ms, by one server and by two on one PostgreSQL vault (and one on SQLite);
+# deliveries a second and the drain time (scripts/bench-api/webhooks.py).
+webhook_options=()
+if wants sqlite; then webhook_options+=(--sqlite); fi
+webhook_servers=()
+for count in 1 2; do if wants "postgres-$count"; then webhook_servers+=("$count"); fi; done
+if [ ${#webhook_servers[@]} -gt 0 ]; then webhook_options+=(--postgres "$postgres$via_socket" --servers "${webhook_servers[@]}"); fi
+python3 scripts/bench-api/webhooks.py --cli "$cli" --backlog "${CAPTURE_BENCH_WEBHOOK_BACKLOG:-20000}" "${webhook_options[@]}"
 
 # A request's log line, by handler: swift-log's StreamLogHandler (the server's text line before
 # --log-format) against the server's own, text and JSON, written to /dev/null, in interleaved

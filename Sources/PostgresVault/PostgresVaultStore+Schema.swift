@@ -174,6 +174,15 @@ extension PostgresVaultStore {
                 "ALTER TABLE scan ADD COLUMN checkout_session_id text"
             ]
         ),
+        Migration(
+            version: 5,
+            name: "due deliveries by endpoint",
+            statements: [
+                // SQLite's 16: the dispatcher takes each endpoint's oldest due deliveries
+                // through this index, a few rows per endpoint, however long the queue.
+                "CREATE INDEX webhook_delivery_due_by_endpoint ON webhook_delivery (endpoint_id, next_attempt_at, id) WHERE status = 'pending'"
+            ]
+        ),
     ]
 
     /// The newest schema version this build knows.

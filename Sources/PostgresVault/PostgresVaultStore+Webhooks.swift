@@ -288,34 +288,37 @@ extension PostgresVaultStore {
         let busy = String(decoding: try JSONEncoder().encode(sending), as: UTF8.self)
         let merchantsBusy = String(decoding: try JSONEncoder().encode(sendingByMerchant), as: UTF8.self)
         return try await transaction { [logger] connection in
-            // Oldest first, no endpoint past `perEndpoint` and no merchant past `perMerchant`
-            // with those this server sends already; then the chosen rows locked with SKIP
-            // LOCKED and their lease checked again, so that two servers never lease one
-            // delivery (one takes it, the other passes over it) and a lapsed lease (its server
-            // died) is taken over. A delivery to an endpoint deleted meanwhile is cancelled
-            // instead (`orphaned`): a settlement that found the endpoint live made it as the
-            // deletion cancelled the others, whose statement could not see it.
+            // Each endpoint's oldest due deliveries, at most `perEndpoint`, found through the
+            // index by endpoint (a few rows each, however long the queue) and locked as they
+            // are found, passing over those another server is leasing now (SKIP LOCKED: two
+            // servers never lease one delivery, and neither waits for the other); of those the
+            // oldest, no endpoint past `perEndpoint` and no merchant past `perMerchant` with
+            // those this server sends already. A lease that lapsed (its server died) is taken
+            // over. A delivery to an endpoint deleted meanwhile is cancelled instead
+            // (`orphaned`): a settlement that found the endpoint live made it as the deletion
+            // cancelled the others, whose statement could not see it.
             let rows = try await Self.rows(
                 """
-                WITH due AS (
+                WITH first AS (
+                  SELECT d.id, d.endpoint_id, d.merchant_id, d.next_attempt_at
+                  FROM webhook_endpoint w CROSS JOIN LATERAL (
+                    SELECT id, endpoint_id, merchant_id, next_attempt_at FROM webhook_delivery
+                    WHERE endpoint_id = w.id AND status = 'pending' AND next_attempt_at <= \(now.stored)
+                      AND (lease_until IS NULL OR lease_until <= \(now.stored))
+                    ORDER BY next_attempt_at, id LIMIT \(perEndpoint)
+                    FOR UPDATE SKIP LOCKED) AS d),
+                due AS (
                   SELECT id, endpoint_id, merchant_id, next_attempt_at,
                     ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS place,
                     ROW_NUMBER() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at, id) AS merchant_place
-                  FROM webhook_delivery
-                  WHERE status = 'pending' AND next_attempt_at <= \(now.stored)
-                    AND (lease_until IS NULL OR lease_until <= \(now.stored))),
-                chosen AS (
+                  FROM first),
+                locked AS (
                   SELECT due.id FROM due
                     LEFT JOIN jsonb_each_text(\(busy)::jsonb) AS busy ON busy.key = due.endpoint_id
                     LEFT JOIN jsonb_each_text(\(merchantsBusy)::jsonb) AS merchant_busy ON merchant_busy.key = due.merchant_id
                   WHERE due.place + COALESCE(busy.value::integer, 0) <= \(perEndpoint)
                     AND due.merchant_place + COALESCE(merchant_busy.value::integer, 0) <= \(perMerchant)
                   ORDER BY due.next_attempt_at, due.id LIMIT \(limit)),
-                locked AS (
-                  SELECT d.id FROM webhook_delivery d
-                  WHERE d.id IN (SELECT id FROM chosen) AND d.status = 'pending'
-                    AND (d.lease_until IS NULL OR d.lease_until <= \(now.stored))
-                  FOR UPDATE SKIP LOCKED),
                 orphaned AS (
                   UPDATE webhook_delivery d SET status = 'canceled', next_attempt_at = NULL
                   FROM locked, webhook_endpoint w
@@ -353,35 +356,69 @@ extension PostgresVaultStore {
     }
 
     public func finishWebhookAttempt(_ attempt: WebhookAttemptRecord, outcome: WebhookAttemptOutcome) async throws {
-        let (status, next): (String, Date?) =
-            switch outcome {
+        try await attemptFinishes.submit(Finishing(attempt: attempt, outcome: outcome)) { [self] items in
+            try await Self.inBatchOrAlone(items) { [self] in try await finishTogether($0) }
+        }.get()
+    }
+
+    /// An attempt's outcome as ``finishWebhookAttempt(_:outcome:)`` writes it.
+    struct Finishing: Sendable {
+        let attempt: WebhookAttemptRecord
+        let outcome: WebhookAttemptOutcome
+    }
+
+    /// Records a batch of attempts (``Batches``) in one statement, one round trip and one commit
+    /// for all: each attempt written over its record from the lease, and its delivery's lease
+    /// ended with what follows. A delivery canceled meanwhile (its endpoint deleted) stays
+    /// canceled. postgres-nio binds no NULL inside an array: no status code is 0, no error
+    /// empty, and a next attempt's time is read only where there is one.
+    private func finishTogether(_ items: [Finishing]) async throws -> [Void] {
+        let next: [(status: String, at: Date?)] = items.map {
+            switch $0.outcome {
             case .succeeded: (WebhookDeliveryRecord.succeeded, nil)
-            case .retry(let at): (WebhookDeliveryRecord.pending, at)
+            case .retry(let at): (WebhookDeliveryRecord.pending, at.stored)
             case .failed: (WebhookDeliveryRecord.failed, nil)
             }
-        try await transaction { [logger] connection in
-            try await Self.execute(
-                """
-                INSERT INTO webhook_attempt (delivery_id, number, attempted_at, status_code, error, duration_ms)
-                VALUES (\(attempt.deliveryID), \(attempt.number), \(attempt.attemptedAt.stored), \(attempt.statusCode), \(attempt.error),
-                  \(attempt.durationMilliseconds))
-                ON CONFLICT (delivery_id, number) DO UPDATE SET attempted_at = EXCLUDED.attempted_at,
-                  status_code = EXCLUDED.status_code, error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms
-                """,
-                connection,
-                logger
-            )
-            // A delivery canceled meanwhile (its endpoint deleted) stays canceled.
-            try await Self.execute(
-                """
-                UPDATE webhook_delivery SET attempts = GREATEST(attempts, \(attempt.number)), status = \(status),
-                  next_attempt_at = \(next?.stored), lease_until = NULL
-                WHERE id = \(attempt.deliveryID) AND status = 'pending'
-                """,
-                connection,
-                logger
-            )
         }
+        let attempts = items.map(\.attempt)
+        try await execute(
+            """
+            WITH item AS (
+              SELECT * FROM unnest(\(attempts.map(\.deliveryID))::text[], \(attempts.map { Int32($0.number) })::integer[],
+                \(attempts.map(\.attemptedAt.stored))::timestamptz[], \(attempts.map { Int32($0.statusCode ?? 0) })::integer[],
+                \(attempts.map { $0.error ?? "" })::text[], \(attempts.map { Int32($0.durationMilliseconds) })::integer[],
+                \(next.map(\.status))::text[], \(next.map { $0.at != nil })::boolean[],
+                \(next.map { $0.at ?? Date(timeIntervalSince1970: 0) })::timestamptz[])
+                AS i(delivery_id, number, attempted_at, status_code, error, duration_ms, status, has_next, next_at)),
+            recorded AS (
+              INSERT INTO webhook_attempt (delivery_id, number, attempted_at, status_code, error, duration_ms)
+              SELECT delivery_id, number, attempted_at, NULLIF(status_code, 0), NULLIF(error, ''), duration_ms FROM item
+              ON CONFLICT (delivery_id, number) DO UPDATE SET attempted_at = EXCLUDED.attempted_at,
+                status_code = EXCLUDED.status_code, error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms)
+            UPDATE webhook_delivery d SET attempts = GREATEST(d.attempts, item.number), status = item.status,
+              next_attempt_at = CASE WHEN item.has_next THEN item.next_at END, lease_until = NULL
+            FROM item WHERE d.id = item.delivery_id AND d.status = 'pending'
+            """
+        )
+        return items.map { _ in () }
+    }
+
+    public func releaseWebhookDeliveries(_ deliveries: [WebhookDeliveryRecord]) async throws {
+        guard !deliveries.isEmpty else { return }
+        // Only a lease still this caller's: its attempt count is the one it leased at (a lease
+        // taken over since counted another).
+        try await execute(
+            """
+            WITH item AS (
+              SELECT * FROM unnest(\(deliveries.map(\.id))::text[], \(deliveries.map { Int32($0.attempts) })::integer[]) AS i(id, number)),
+            released AS (
+              UPDATE webhook_delivery d SET lease_until = NULL, attempts = item.number - 1
+              FROM item WHERE d.id = item.id AND d.attempts = item.number AND d.status = 'pending'
+              RETURNING d.id, item.number)
+            DELETE FROM webhook_attempt a USING released
+            WHERE a.delivery_id = released.id AND a.number = released.number AND a.error = \(WebhookAttemptRecord.unrecorded)
+            """
+        )
     }
 
     public func webhookDelivery(id: String, merchantID: String) async throws -> WebhookDeliveryRecord? {

@@ -35,6 +35,9 @@ public final class PostgresVaultStore: VaultStore {
     /// with and without key claims apart (each its own statement).
     let spends = Batches<Spending, Result<SpendOutcome, any Error>>(lanes: 1, size: 32)
     let keyedSpends = Batches<Spending, Result<SpendOutcome, any Error>>(lanes: 1, size: 32)
+    /// Webhook attempts' outcomes, the same way (``finishWebhookAttempt(_:outcome:)``): a
+    /// dispatcher sending to endpoints that answer in a few ms records hundreds a second.
+    let attemptFinishes = Batches<Finishing, Result<Void, any Error>>(lanes: 1, size: 64)
 
     private init(settings: PostgresSettings, logger: Logger) throws {
         let client = PostgresClient(configuration: try settings.clientConfiguration(), backgroundLogger: logger)

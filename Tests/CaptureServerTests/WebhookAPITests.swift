@@ -501,6 +501,87 @@ struct WebhookAPITests {
     }
 }
 
+@Suite("Webhook queue: a backlog drained, deliveries in hand given back")
+struct WebhookQueueTests {
+    /// `count` charges' events queued for an endpoint at `url` by a server that never looks at
+    /// its queue after it starts; the endpoint's id.
+    static func queue(_ count: Int, to url: String, vault: Vault, merchant: MerchantKeys) async throws -> String {
+        var quiet = CaptureAPI(vault: vault)
+        quiet.webhooks.pollInterval = .seconds(3600)
+        quiet.webhooks.addresses.allowPrivate = true
+        return try await quiet.application(host: "127.0.0.1", port: 0, logger: Logger(label: "quiet")).test(.live) { client in
+            try await Task.sleep(for: .milliseconds(200))
+            let (_, data) = try await client.send(.post, "/v1/webhook_endpoints", key: merchant.secret, json: #"{"url": "\#(url)"}"#)
+            let endpoint = try decode(WebhookAPITests.Endpoint.self, data)
+            for _ in 0..<count {
+                let (_, tokenData) = try await client.send(.post, "/v1/tokens", key: merchant.secret, json: visaBody)
+                let charge = #"{"token": "\#(try decode(TokenBody.self, tokenData).id)", "amount": 1999, "currency": "EUR"}"#
+                #expect(try await client.send(.post, "/v1/transactions", key: merchant.secret, json: charge).0 == .created)
+            }
+            return endpoint.id
+        }
+    }
+
+    @Test("a backlog to one endpoint is sent without waiting for the queue's poll: each lease asks again as deliveries end")
+    func backlogWithoutPolling() async throws {
+        try await withTemporaryVault { open in
+            let vault = try await open()
+            let merchant = try await vault.createMerchant(named: "shop")
+            let receiver = WebhookReceiver()
+            try await receiver.application().test(.live) { hook in
+                let url = "http://127.0.0.1:\(try #require(hook.port))/hook"
+                _ = try await Self.queue(120, to: url, vault: vault, merchant: merchant)
+                #expect(receiver.received.isEmpty)
+                var api = CaptureAPI(vault: try await open())
+                api.webhooks = WebhookAPITests.fast()
+                // Never polled again once started: the backlog must drain by itself. (A lease
+                // that found nothing while the deliveries it counted ended made the dispatcher
+                // wait for the poll: 9 to 13 a second.)
+                api.webhooks.pollInterval = .seconds(3600)
+                api.webhooks.sendersPerEndpoint = 2
+                try await api.application(host: "127.0.0.1", port: 0, logger: Logger(label: "second")).test(.live) { _ in
+                    try await receiver.wait(for: 120)
+                }
+                #expect(receiver.received.count == 120)
+                let state = try await Payments(vault: try await open()).webhookQueueState()
+                #expect(state.pending == 0, "every attempt recorded")
+            }
+        }
+    }
+
+    @Test("a server that stops gives back the deliveries it leased and had not sent: due at once, no attempt counted")
+    func givenBackOnStop() async throws {
+        try await withTemporaryVault { open in
+            let vault = try await open()
+            let merchant = try await vault.createMerchant(named: "shop")
+            let tarpit = try Tarpit()
+            let endpointID = try await Self.queue(2, to: "http://127.0.0.1:\(tarpit.port)/hook", vault: vault, merchant: merchant)
+            let payments = Payments(vault: try await open())
+            var api = CaptureAPI(vault: try await open())
+            api.webhooks = WebhookAPITests.fast()
+            api.webhooks.timeout = .seconds(30)
+            // One on its way (held by the tarpit), one in hand behind it.
+            api.webhooks.sendersPerEndpoint = 1
+            try await api.application(host: "127.0.0.1", port: 0, logger: Logger(label: "stopping")).test(.live) { _ in
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ContinuousClock.now < deadline {
+                    let deliveries = try await payments.webhookDeliveries(endpoint: endpointID, merchantID: merchant.merchant.id).items
+                    if deliveries.allSatisfy({ $0.delivery.attempts == 1 }) { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            let deliveries = try await payments.webhookDeliveries(endpoint: endpointID, merchantID: merchant.merchant.id).items
+            #expect(deliveries.map(\.delivery.attempts).sorted() == [0, 1])
+            let sent = try #require(deliveries.first { $0.delivery.attempts == 1 })
+            let givenBack = try #require(deliveries.first { $0.delivery.attempts == 0 })
+            #expect(sent.attempts.map(\.error) == [WebhookAttemptRecord.unrecorded], "the one cut short by the stop: the tarpit may have it")
+            #expect(givenBack.attempts.isEmpty)
+            let due = try await payments.dueWebhookDeliveries(limit: 10, lease: .seconds(60)).map(\.delivery.id)
+            #expect(due == [givenBack.delivery.id], "given back: due at once; the other waits for its lease to lapse")
+        }
+    }
+}
+
 /// A vault's file in a fresh folder, removed afterwards, and a way to open it (again, as a
 /// restarted server does) under the same key.
 extension TestClientProtocol {

@@ -230,6 +230,91 @@ struct WebhookTests {
     }
 
     @Test(
+        "deliveries leased and never sent are given back: due again at once, their attempt count and history as before; one taken over since is left as it is",
+        arguments: StoreKind.allCases
+    )
+    func giveBack(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let payments = Self.payments(fixture)
+        let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
+        for _ in 0..<2 {
+            _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
+            fixture.clock.advance(seconds: 1)
+        }
+        let leased = try await Self.due(payments).map(\.0)
+        #expect(leased.count == 2 && leased.allSatisfy { $0.delivery.attempts == 1 })
+        // Both leases lapse; another server takes over the older delivery.
+        fixture.clock.advance(seconds: 7201)
+        let other = Self.payments(try await fixture.secondServer())
+        let takenOver = try #require(try await other.dueWebhookDeliveries(limit: 1, lease: .seconds(7200)).first)
+        #expect(takenOver.delivery.id == leased[0].delivery.id && takenOver.delivery.attempts == 2)
+        try await payments.releaseWebhookDeliveries(leased)
+
+        let again = try await Self.due(payments).map(\.0)
+        #expect(again.map(\.delivery.id) == [leased[1].delivery.id], "the one given back is due at once; the other is the other server's")
+        #expect(again.first?.delivery.attempts == 1, "the attempt given back was not counted")
+        let listed = try await payments.webhookDeliveries(endpoint: endpoint.endpoint.id, merchantID: fixture.merchantID).items
+        let history = Dictionary(uniqueKeysWithValues: listed.map { ($0.delivery.id, $0.attempts.map(\.number)) })
+        #expect(history[leased[1].delivery.id] == [1], "only the new lease's attempt")
+        #expect(history[leased[0].delivery.id] == [1, 2], "the lease that lapsed stays on record, and the other server's")
+    }
+
+    @Test("attempts recorded at once are each written with their own outcome", arguments: StoreKind.allCases)
+    func recordedTogether(store: StoreKind) async throws {
+        let fixture = try await VaultFixture(store)
+        let payments = Self.payments(fixture)
+        let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: nil, merchantID: fixture.merchantID)
+        for _ in 0..<9 {
+            _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
+        }
+        let leased = try await Self.due(payments).map(\.0)
+        #expect(leased.count == 9)
+        let schedule = Payments.WebhookSchedule()
+        let now = fixture.clock.now
+        // Answered 204, 500, or not at all, by turns, all recorded at once.
+        let answers: [Int?] = [204, 500, nil]
+        // Tried again 30 s later (the stores keep times to the millisecond).
+        func retriesIn30s(_ delivery: WebhookDeliveryRecord) -> Bool {
+            delivery.nextAttemptAt.map { abs($0.timeIntervalSince(now) - 30) < 0.002 } == true
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, due) in leased.enumerated() {
+                group.addTask {
+                    let status = answers[index % 3]
+                    try await payments.recordWebhookAttempt(
+                        due,
+                        statusCode: status,
+                        error: status == nil ? "no answer within 10 s" : nil,
+                        startedAt: now,
+                        duration: .milliseconds(index + 1),
+                        schedule: schedule
+                    )
+                }
+            }
+            try await group.waitForAll()
+        }
+        let listed = try await payments.webhookDeliveries(endpoint: endpoint.endpoint.id, merchantID: fixture.merchantID).items
+        let byID = Dictionary(uniqueKeysWithValues: listed.map { ($0.delivery.id, $0) })
+        for (index, due) in leased.enumerated() {
+            let delivery = try #require(byID[due.delivery.id])
+            let attempt = try #require(delivery.attempts.first)
+            #expect(delivery.attempts.count == 1 && attempt.durationMilliseconds == index + 1)
+            switch answers[index % 3] {
+            case 204?:
+                #expect(delivery.delivery.status == "succeeded" && delivery.delivery.nextAttemptAt == nil)
+                #expect(attempt.statusCode == 204 && attempt.error == nil)
+            case 500?:
+                #expect(delivery.delivery.status == "pending" && retriesIn30s(delivery.delivery))
+                #expect(attempt.statusCode == 500 && attempt.error?.contains("500") == true)
+            default:
+                #expect(delivery.delivery.status == "pending" && retriesIn30s(delivery.delivery))
+                #expect(attempt.statusCode == nil && attempt.error == "no answer within 10 s")
+            }
+        }
+        #expect(try await Self.due(payments).isEmpty, "every lease ended: the retries wait for their time")
+    }
+
+    @Test(
         "a lease gives no endpoint more than its share of senders, counting those already on their way; the oldest go first",
         arguments: StoreKind.allCases
     )

@@ -43,18 +43,31 @@ struct WebhookDispatcher: Service {
     func run() async throws {
         let client = Self.client(configuration, logger: logger)
         // Cancelled mid-sleep on shutdown; a delivery cut short keeps its lease, which lapses,
-        // and is sent again after the restart.
-        await cancelWhenGracefulShutdown { await dispatch(with: client) }
+        // and is sent again after the restart. Those leased and not yet sent are given back.
+        let unsent = await cancelWhenGracefulShutdown { await dispatch(with: client) }
+        if !unsent.isEmpty {
+            do throws(VaultError) {
+                try await payments.releaseWebhookDeliveries(unsent)
+            } catch {
+                logger.warning(
+                    "giving back leased webhook deliveries failed: they are sent when their lease lapses",
+                    metadata: ["count": "\(unsent.count)", "code": "\(error.code)", "cause": "\(error.cause ?? error.message)"]
+                )
+            }
+        }
         try? await client.shutdown()
     }
 
-    /// Keeps up to `batch` deliveries on their way: as each one ends, more due ones are
-    /// leased, so that a slow endpoint holds only its own (at most `perEndpoint` at once, and
-    /// its merchant's endpoints together `perMerchant`), never the deliveries behind it. While
-    /// every sender is busy, the attempt that has run longest, past `contested`, is cut short
-    /// when another delivery is due: endpoints that do not answer cannot keep others waiting
-    /// for their whole timeout.
-    private func dispatch(with client: HTTPClient) async {
+    /// Keeps up to `batch` deliveries on their way: due ones are leased ahead, up to `batch`
+    /// in hand and for each endpoint (merchant) as many again as it may have on their way, so
+    /// that as one ends the next is already in hand, and the store is asked again while the
+    /// others are sent. A slow endpoint holds only its own (at most `perEndpoint` at once,
+    /// and its merchant's endpoints together `perMerchant`), never the deliveries behind it.
+    /// While every sender is busy, the attempt that has run longest, past `contested`, is cut
+    /// short when another delivery waits: endpoints that do not answer cannot keep others
+    /// waiting for their whole timeout. An attempt's outcome is recorded as the next one
+    /// starts. Returns the deliveries in hand when it was cancelled, never sent.
+    private func dispatch(with client: HTTPClient) async -> [DueWebhookDelivery] {
         /// A delivery on its way.
         struct Running {
             let endpointID: String
@@ -63,59 +76,75 @@ struct WebhookDispatcher: Service {
             let cut: Cut
         }
         enum Done: Sendable {
-            case sent(deliveryID: String)
+            case sent(deliveryID: String, Attempt?)
+            case leased([DueWebhookDelivery])
+            case recorded
             case waited
         }
-        let leaseTime = configuration.timeout * 3
-        await withTaskGroup(of: Done.self) { group in
+        return await withTaskGroup(of: Done.self) { group in
             // Deliveries on their way, by delivery id: what is counted against the shares and
             // what may be cut short.
             var running: [String: Running] = [:]
+            // Leased and not yet sent, oldest first.
+            var inHand: [DueWebhookDelivery] = []
+            var leasing = false
+            // The last lease found nothing: the next waits for the poll or a delivery's end.
+            var quiet = false
+            // A delivery ended while a lease was being asked for: what it held counted against
+            // its endpoint's share in that lease, so an empty answer is no reason to wait.
+            var endedWhileLeasing = false
             var waiting = false
-            func start(_ delivery: DueWebhookDelivery) {
-                let cut = Cut()
-                let id = delivery.delivery.id
-                running[id] = Running(endpointID: delivery.delivery.endpointID, merchantID: delivery.merchantID, started: .now, cut: cut)
-                group.addTask {
-                    await send(delivery, with: client, cut: cut)
-                    return .sent(deliveryID: id)
+            func mayStart(_ delivery: DueWebhookDelivery, _ byEndpoint: [String: Int], _ byMerchant: [String: Int]) -> Bool {
+                byEndpoint[delivery.delivery.endpointID, default: 0] < configuration.perEndpoint
+                    && byMerchant[delivery.merchantID, default: 0] < configuration.perMerchant
+            }
+            func startWhatMay() {
+                var byEndpoint = running.values.reduce(into: [:]) { $0[$1.endpointID, default: 0] += 1 }
+                var byMerchant = running.values.reduce(into: [:]) { $0[$1.merchantID, default: 0] += 1 }
+                var index = 0
+                while index < inHand.count && running.count < configuration.batch {
+                    let delivery = inHand[index]
+                    guard mayStart(delivery, byEndpoint, byMerchant) else {
+                        index += 1
+                        continue
+                    }
+                    inHand.remove(at: index)
+                    byEndpoint[delivery.delivery.endpointID, default: 0] += 1
+                    byMerchant[delivery.merchantID, default: 0] += 1
+                    let cut = Cut()
+                    let id = delivery.delivery.id
+                    running[id] = Running(endpointID: delivery.delivery.endpointID, merchantID: delivery.merchantID, started: .now, cut: cut)
+                    group.addTask { .sent(deliveryID: id, await send(delivery, with: client, cut: cut)) }
                 }
             }
-            func lease(_ limit: Int) async -> [DueWebhookDelivery] {
-                do throws(VaultError) {
-                    return try await payments.dueWebhookDeliveries(
-                        limit: limit,
-                        lease: leaseTime,
-                        perEndpoint: configuration.perEndpoint,
-                        perMerchant: configuration.perMerchant,
-                        sending: running.values.reduce(into: [:]) { $0[$1.endpointID, default: 0] += 1 },
-                        sendingByMerchant: running.values.reduce(into: [:]) { $0[$1.merchantID, default: 0] += 1 }
-                    )
-                } catch {
-                    if !Task.isCancelled {
-                        logger.error(
-                            "reading the webhook queue failed",
-                            metadata: ["code": "\(error.code)", "cause": "\(error.cause ?? error.message)"]
-                        )
-                    }
-                    return []
-                }
+            func leaseMore() {
+                let room = configuration.batch - inHand.count
+                guard !leasing, !quiet, room > 0 else { return }
+                leasing = true
+                let holding =
+                    running.values.map { (endpoint: $0.endpointID, merchant: $0.merchantID) }
+                    + inHand.map { (endpoint: $0.delivery.endpointID, merchant: $0.merchantID) }
+                group.addTask { .leased(await lease(room, holding: holding)) }
+            }
+            /// Every sender busy, one attempt past its fair time, and a delivery in hand that
+            /// its endpoint's and merchant's shares let start: the attempt is cut short.
+            func cutWhenContested() {
+                guard running.count >= configuration.batch else { return }
+                let byEndpoint = running.values.reduce(into: [:]) { $0[$1.endpointID, default: 0] += 1 }
+                let byMerchant = running.values.reduce(into: [:]) { $0[$1.merchantID, default: 0] += 1 }
+                guard inHand.contains(where: { mayStart($0, byEndpoint, byMerchant) }),
+                    let longest = running.values.filter({ !$0.cut.isSet }).min(by: { $0.started < $1.started }),
+                    ContinuousClock.now - longest.started >= configuration.contested
+                else { return }
+                longest.cut.set()
             }
             while !Task.isCancelled {
-                let room = configuration.batch - running.count
-                if room > 0 {
-                    await lease(room).forEach(start)
-                } else if let longest = running.values.filter({ !$0.cut.isSet }).min(by: { $0.started < $1.started }),
-                    ContinuousClock.now - longest.started >= configuration.contested,
-                    let next = await lease(1).first
-                {
-                    // Every sender busy, one attempt past its fair time, and a delivery waiting.
-                    longest.cut.set()
-                    start(next)
-                }
+                startWhatMay()
+                leaseMore()
+                cutWhenContested()
                 // Look again after the poll interval (more may be due, or an attempt may have
-                // run past its fair time while every sender is busy), or sooner when a
-                // delivery ends (its endpoint may have more).
+                // run past its fair time while every sender is busy), or sooner when a lease
+                // comes back or a delivery ends (its endpoint may have more).
                 if !waiting {
                     waiting = true
                     group.addTask {
@@ -124,21 +153,79 @@ struct WebhookDispatcher: Service {
                     }
                 }
                 switch await group.next() {
-                case .sent(let id)?:
+                case .sent(let id, let attempt)?:
                     running[id] = nil
+                    quiet = false
+                    if leasing { endedWhileLeasing = true }
+                    if let attempt {
+                        // Recorded to the end even when the dispatcher is stopped meanwhile:
+                        // an answer the endpoint gave is not sent again.
+                        group.addTask {
+                            await Task { await record(attempt) }.value
+                            return .recorded
+                        }
+                    }
+                case .leased(let more)?:
+                    leasing = false
+                    quiet = more.isEmpty && !endedWhileLeasing
+                    endedWhileLeasing = false
+                    inHand += more
                 case .waited?:
                     waiting = false
+                    quiet = false
+                case .recorded?:
+                    break
                 case nil:
                     // Nothing on its way and no wait set (not expected): wait, never spin.
                     try? await Task.sleep(for: configuration.pollInterval)
                 }
             }
             group.cancelAll()
+            // A lease that came back as the dispatcher stopped is in hand too.
+            while let done = await group.next() {
+                if case .leased(let more) = done { inHand += more }
+            }
+            return inHand
         }
     }
 
-    /// Posts one delivery and records the attempt.
-    private func send(_ due: DueWebhookDelivery, with client: HTTPClient, cut: Cut) async {
+    /// Leases up to `limit` due deliveries for long enough to wait in hand behind an attempt
+    /// and then be sent. `holding` are the deliveries this dispatcher has on their way or in
+    /// hand: with them no endpoint (merchant) has more than twice its share, half on their way
+    /// and half next.
+    private func lease(_ limit: Int, holding: [(endpoint: String, merchant: String)]) async -> [DueWebhookDelivery] {
+        do throws(VaultError) {
+            return try await payments.dueWebhookDeliveries(
+                limit: limit,
+                lease: configuration.timeout * 4,
+                perEndpoint: configuration.perEndpoint * 2,
+                perMerchant: configuration.perMerchant * 2,
+                sending: holding.reduce(into: [:]) { $0[$1.endpoint, default: 0] += 1 },
+                sendingByMerchant: holding.reduce(into: [:]) { $0[$1.merchant, default: 0] += 1 }
+            )
+        } catch {
+            if !Task.isCancelled {
+                logger.error(
+                    "reading the webhook queue failed",
+                    metadata: ["code": "\(error.code)", "cause": "\(error.cause ?? error.message)"]
+                )
+            }
+            return []
+        }
+    }
+
+    /// An attempt made, to be recorded.
+    struct Attempt: Sendable {
+        let due: DueWebhookDelivery
+        let statusCode: Int?
+        let failure: String?
+        let started: Date
+        let duration: Duration
+    }
+
+    /// Posts one delivery; what came of it, or nil when the dispatcher was stopped first (the
+    /// lease lapses and the delivery is sent again after the restart).
+    private func send(_ due: DueWebhookDelivery, with client: HTTPClient, cut: Cut) async -> Attempt? {
         let started = Date()
         let clock = ContinuousClock()
         let start = clock.now
@@ -200,17 +287,22 @@ struct WebhookDispatcher: Service {
             statusCode = nil
             failure = "cut short after \(duration.components.seconds) s without an answer: other deliveries were waiting"
         } else if Task.isCancelled {
-            // Cut short by shutdown: not the endpoint's failure. The lease lapses and the
-            // delivery is sent again after the restart.
-            return
+            // Cut short by shutdown: not the endpoint's failure.
+            return nil
         }
+        return Attempt(due: due, statusCode: statusCode, failure: failure, started: started, duration: duration)
+    }
+
+    /// Records an attempt, counts it, and logs one that failed.
+    private func record(_ attempt: Attempt) async {
+        let due = attempt.due
         do {
             let outcome = try await payments.recordWebhookAttempt(
                 due,
-                statusCode: statusCode,
-                error: failure,
-                startedAt: started,
-                duration: duration,
+                statusCode: attempt.statusCode,
+                error: attempt.failure,
+                startedAt: attempt.started,
+                duration: attempt.duration,
                 schedule: configuration.schedule
             )
             let counted =
@@ -227,8 +319,8 @@ struct WebhookDispatcher: Service {
                     "attempt": "\(due.delivery.attempts)",
                     "outcome": "\(outcome == .failed ? "given up" : "will retry")",
                 ]
-                if let statusCode { metadata["status"] = "\(statusCode)" }
-                if let failure { metadata["error"] = "\(failure)" }
+                if let statusCode = attempt.statusCode { metadata["status"] = "\(statusCode)" }
+                if let failure = attempt.failure { metadata["error"] = "\(failure)" }
                 logger.warning("webhook delivery failed", metadata: metadata)
             }
         } catch {

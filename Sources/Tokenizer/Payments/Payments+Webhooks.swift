@@ -348,6 +348,12 @@ extension Payments {
         }
     }
 
+    /// Gives back deliveries leased and never sent (the dispatcher stopping with some in
+    /// hand): due again at once, with no attempt counted.
+    public func releaseWebhookDeliveries(_ deliveries: [DueWebhookDelivery]) async throws(VaultError) {
+        try await storing("give back leased webhook deliveries") { try await store.releaseWebhookDeliveries(deliveries.map(\.delivery)) }
+    }
+
     /// Records an attempt at a due delivery: succeeded on a 2xx answer, otherwise tried again
     /// by `schedule`. Returns what follows.
     @discardableResult

@@ -300,6 +300,16 @@ extension SQLiteVaultStore {
             // only, never through POST /v1/tokens.
             try db.execute(sql: "ALTER TABLE scan ADD COLUMN checkout_session_id TEXT")
         }
+        migrator.registerMigration("v16: due deliveries by endpoint") { db in
+            // The dispatcher takes each endpoint's oldest due deliveries through this index, a
+            // few rows per endpoint, however long the queue.
+            try db.execute(
+                sql: """
+                    CREATE INDEX webhook_delivery_due_by_endpoint ON webhook_delivery (endpoint_id, next_attempt_at, id)
+                      WHERE status = 'pending'
+                    """
+            )
+        }
         return migrator
     }
 }

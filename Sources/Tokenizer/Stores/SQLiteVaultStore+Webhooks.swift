@@ -195,18 +195,26 @@ extension SQLiteVaultStore {
         let busyJSON = String(decoding: try JSONEncoder().encode(sending), as: UTF8.self)
         let merchantsJSON = String(decoding: try JSONEncoder().encode(sendingByMerchant), as: UTF8.self)
         return try await database.write { db in
-            // Oldest first, but no endpoint past `perEndpoint` and no merchant past
-            // `perMerchant` at once, counting those already being sent: endpoints that do not
-            // answer hold only their merchant's share of the senders.
+            // Each endpoint's oldest due deliveries, at most `perEndpoint`, found through the
+            // index by endpoint (a few rows each, however long the queue); of those the oldest,
+            // no endpoint past `perEndpoint` and no merchant past `perMerchant` at once,
+            // counting those already being sent: endpoints that do not answer hold only their
+            // merchant's share of the senders.
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    WITH due AS (
-                      SELECT d.id, d.endpoint_id, w.merchant_id, d.next_attempt_at,
-                        ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS place,
-                        ROW_NUMBER() OVER (PARTITION BY w.merchant_id ORDER BY d.next_attempt_at, d.id) AS merchant_place
-                      FROM webhook_delivery d JOIN webhook_endpoint w ON w.id = d.endpoint_id
-                      WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?))
+                    WITH first AS (
+                      SELECT d.id, d.endpoint_id, w.merchant_id, d.next_attempt_at
+                      FROM webhook_endpoint w JOIN webhook_delivery d ON d.id IN (
+                        SELECT id FROM webhook_delivery
+                        WHERE endpoint_id = w.id AND status = 'pending' AND next_attempt_at <= ?
+                          AND (lease_until IS NULL OR lease_until <= ?)
+                        ORDER BY next_attempt_at, id LIMIT ?)),
+                    due AS (
+                      SELECT id, endpoint_id, merchant_id, next_attempt_at,
+                        ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS place,
+                        ROW_NUMBER() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at, id) AS merchant_place
+                      FROM first)
                     UPDATE webhook_delivery SET lease_until = ?, attempts = attempts + 1
                     WHERE id IN (
                       SELECT due.id FROM due
@@ -216,7 +224,7 @@ extension SQLiteVaultStore {
                       ORDER BY due.next_attempt_at, due.id LIMIT ?)
                     RETURNING *
                     """,
-                arguments: [now, now, leaseUntil, busyJSON, merchantsJSON, perEndpoint, perMerchant, limit]
+                arguments: [now, now, perEndpoint, leaseUntil, busyJSON, merchantsJSON, perEndpoint, perMerchant, limit]
             )
             return try rows.map { row in
                 let delivery = try WebhookDeliveryRecord(row: row)
@@ -279,6 +287,27 @@ extension SQLiteVaultStore {
                     """,
                 arguments: [attempt.number, status, next, attempt.deliveryID]
             )
+        }
+    }
+
+    public func releaseWebhookDeliveries(_ deliveries: [WebhookDeliveryRecord]) async throws {
+        guard !deliveries.isEmpty else { return }
+        try await database.write { db in
+            for delivery in deliveries {
+                // Only a lease still this caller's: its attempt count is the one it leased at.
+                try db.execute(
+                    sql: """
+                        UPDATE webhook_delivery SET lease_until = NULL, attempts = attempts - 1
+                        WHERE id = ? AND attempts = ? AND status = 'pending'
+                        """,
+                    arguments: [delivery.id, delivery.attempts]
+                )
+                guard db.changesCount > 0 else { continue }
+                try db.execute(
+                    sql: "DELETE FROM webhook_attempt WHERE delivery_id = ? AND number = ? AND error = ?",
+                    arguments: [delivery.id, delivery.attempts, WebhookAttemptRecord.unrecorded]
+                )
+            }
         }
     }
 

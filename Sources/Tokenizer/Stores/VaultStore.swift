@@ -212,6 +212,10 @@ public protocol VaultStore: Sendable {
     ) async throws -> [DueWebhookDelivery]
     /// Records an attempt and what follows it, and ends the delivery's lease.
     func finishWebhookAttempt(_ attempt: WebhookAttemptRecord, outcome: WebhookAttemptOutcome) async throws
+    /// Gives back leased deliveries that were never sent (their sender stopped first): each
+    /// due again at once, its attempt count and history as before the lease. A delivery
+    /// leased again since (its lease lapsed) is left as it is.
+    func releaseWebhookDeliveries(_ deliveries: [WebhookDeliveryRecord]) async throws
     func webhookDelivery(id: String, merchantID: String) async throws -> WebhookDeliveryRecord?
     /// An endpoint's deliveries, newest first: at most `limit`, those after `after` when given.
     func webhookDeliveries(endpointID: String, after: WebhookDeliveryRecord?, limit: Int) async throws -> [WebhookDeliveryRecord]
