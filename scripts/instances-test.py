@@ -12,12 +12,16 @@ Checks, each with its counts printed:
   4. A key revoked through `keys revoke` is refused by both servers within 2 s (their caches' bound).
   5. The card-testing limit (--token-rate-limit) is per server: one server's refusals leave the other's
      budget whole.
-  6. With --cluster-dir, PostgreSQL is restarted under load (token creations, each followed by a charge of
-     the token), once stopped by its administrator and once as a crash: requests during the outage are
-     answered 201 or 503 storage_unavailable with Retry-After within
-     the servers' 5 s wait for a connection (none hangs, none crashes a server), the servers reconnect by
-     themselves, every token answered 201 is in the vault, every charge answered 201 is settled there,
-     and nothing is spent twice.
+  6. With --cluster-dir, faults under a mixed load (tokens; charges, half with an Idempotency-Key and
+     retried to an answer, half without and tried again once after a 503; a keyed partial refund of each
+     charge that succeeded): PostgreSQL stopped by its administrator, then as a crash, and in the crash
+     run one server killed (-9) and started again. Then: requests during the outage are answered within
+     the servers' 5 s wait for a connection (none hangs, none crashes a server), /healthz and /readyz
+     answer 503 within their second and /livez 200, the servers reconnect by themselves, every token
+     answered 201 is in the vault, every charge answered 201 or 202 is settled within the Idempotency-Key
+     lease plus a sweep and none is left pending, no charge answered 503 spent its token, nothing is spent
+     twice, each keyed charge and refund made exactly one transaction or refund when answered 201 (202)
+     and none otherwise, and every succeeded charge's and refund's event reached the endpoint.
 Only test card numbers are used. Exit status 0 when every check holds, 1 otherwise.
 """
 import argparse
@@ -36,11 +40,15 @@ import urllib.request
 from test_support import free_port, new_database
 
 VISA = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2031, "cvc": "123"}
+# The servers' Idempotency-Key lease and sweep interval: a charge left pending is settled within
+# their sum (serve --idempotency-lease, --sweep-interval).
+LEASE_SECONDS = 3
+SWEEP_SECONDS = 2
 
 
 class Server:
-    def __init__(self, cli: str, database: str, work: str, name: str, options: list[str]):
-        self.port = free_port()
+    def __init__(self, cli: str, database: str, work: str, name: str, options: list[str], port: int | None = None):
+        self.port = port or free_port()
         self.log = os.path.join(work, f"serve-{name}.log")
         with open(self.log, "a") as log:
             self.process = subprocess.Popen(
@@ -104,14 +112,22 @@ def in_threads(jobs: list) -> list:
 
 
 class Hooks(http.server.BaseHTTPRequestHandler):
-    """A webhook endpoint that takes every delivery and counts it by event id."""
+    """A webhook endpoint that takes every delivery, counts it by event id and notes the id of the
+    object it tells of."""
     received: dict[str, int] = {}
+    seen: set[str] = set()
     lock = threading.Lock()
+
+    @classmethod
+    def objects(cls) -> set[str]:
+        with cls.lock:
+            return set(cls.seen)
 
     def do_POST(self) -> None:
         event = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
         with Hooks.lock:
             Hooks.received[event["id"]] = Hooks.received.get(event["id"], 0) + 1
+            Hooks.seen.add(event["data"]["object"]["id"])
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -145,7 +161,7 @@ def main() -> int:
                                      check=True, capture_output=True, text=True).stdout)
     pk, sk = keys["publishable_key"], keys["secret_key"]
     options = common + ["--sandbox-journal", os.path.join(work, "sandbox.journal"), "--webhook-allow-private",
-                        "--token-rate-limit", "60"]
+                        "--token-rate-limit", "60", "--idempotency-lease", str(LEASE_SECONDS), "--sweep-interval", str(SWEEP_SECONDS)]
     a = Server(args.cli, database, work, "a", options)
     b = Server(args.cli, database, work, "b", options)
     servers = [a, b]
@@ -183,8 +199,8 @@ def main() -> int:
         # 3. Webhooks: each event once.
         hooks = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hooks)
         threading.Thread(target=hooks.serve_forever, daemon=True).start()
-        status, _, _ = call(a, "POST", "/v1/webhook_endpoints", sk, {"url": f"http://127.0.0.1:{hooks.server_port}/hooks",
-                                                                     "events": ["transaction.succeeded"]})
+        status, endpoint, _ = call(a, "POST", "/v1/webhook_endpoints", sk, {"url": f"http://127.0.0.1:{hooks.server_port}/hooks",
+                                                                            "events": ["transaction.succeeded"]})
         check(status == 201, f"webhook endpoint made ({status})")
         charged = in_threads([
             (lambda i=i: call(servers[i % 2], "POST", "/v1/transactions", sk,
@@ -201,6 +217,7 @@ def main() -> int:
         check(charged.count(201) == 30 and len(counts) == 30 and twice == 0,
               f"30 charges' events through both servers' dispatchers: {len(counts)} delivered, {twice} delivered twice")
         hooks.shutdown()
+        call(a, "DELETE", f"/v1/webhook_endpoints/{endpoint.get('id')}", sk)
 
         # 4. Key revocation honoured by both servers within 2 s.
         started = time.time()
@@ -226,9 +243,17 @@ def main() -> int:
               f"--token-rate-limit is per server: {burst_a.count(201)} then {burst_a.count(429)} refused on one, "
               f"{burst_b.count(201)} of 5 taken on the other")
 
-        # 6. PostgreSQL restarted under load: stopped as an administrator does (its connections
-        # told so), then as a crash (its processes killed, their connections cut without a
-        # word: over TLS, no goodbye).
+        # 6. Faults under a mixed load (issue 65): PostgreSQL stopped as an administrator does (its
+        # connections told so), then as a crash (its processes killed, their connections cut
+        # without a word: over TLS, no goodbye), and in the crash run one server killed (-9) and
+        # started again as well. The load: tokens; charges, half with an Idempotency-Key (retried
+        # on no answer, a 5xx or a key in use, across both servers, as a client that may retry
+        # does), half without (tried again once after a 503, which says nothing was changed);
+        # and a keyed partial refund of each charge that succeeded (retried the same way).
+        hooks = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hooks)
+        threading.Thread(target=hooks.serve_forever, daemon=True).start()
+        status, _, _ = call(a, "POST", "/v1/webhook_endpoints", sk, {"url": f"http://127.0.0.1:{hooks.server_port}/hooks"})
+        check(status == 201, f"a webhook endpoint for every event made ({status})")
         for mode in ("fast", "crash") if args.cluster_dir else ():
             answered_tokens: list[str] = []
             outcomes: dict[int, int] = {}
@@ -236,15 +261,23 @@ def main() -> int:
             answered_charges: list[str] = []
             # Charges answered 202: sent to the processor, their outcome not written (issue 65).
             pending_charges: list[str] = []
+            # Tokens whose charge without a key was answered 503: nothing may have changed.
+            refused_tokens: list[str] = []
+            # Answers that were false: a 503 on a charge whose token was spent meanwhile.
+            false_answers: list[str] = []
+            keyed: dict[str, tuple[int, dict]] = {}
+            refunds: dict[str, tuple[int, dict]] = {}
+            refund_outcomes: dict[int, int] = {}
             slow: list[float] = []
             retry_after: set[str] = set()
             stop = threading.Event()
             lock = threading.Lock()
 
-            def timed(server: Server, path: str, body: dict, outcomes: dict[int, int], answered: list[str]) -> dict | None:
-                """One request of the load, counted; its answer's body when it was 201."""
+            def timed(server: Server, path: str, body: dict, outcomes: dict[int, int], answered: list[str],
+                      key: str | None = None) -> tuple[int, dict]:
+                """One request of the load, counted."""
                 began = time.time()
-                status, answer, headers = call(server, "POST", path, sk, body, timeout=20)
+                status, answer, headers = call(server, "POST", path, sk, body, idempotency_key=key, timeout=20)
                 took = time.time() - began
                 with lock:
                     outcomes[status] = outcomes.get(status, 0) + 1
@@ -256,20 +289,58 @@ def main() -> int:
                         pending_charges.append(answer["id"])
                     elif status == 503:
                         retry_after.add(headers.get("Retry-After", ""))
-                return answer if status == 201 else None
+                return status, answer
+
+            def with_key(index: int, path: str, body: dict, key: str, outcomes: dict[int, int], answered: list[str]) -> tuple[int, dict]:
+                """A keyed request retried until it has an answer that is not 'try again' (at most 40 s)."""
+                end = time.time() + 40
+                attempt = 0
+                while True:
+                    status, answer = timed(servers[(index + attempt) % 2], path, body, outcomes, answered, key)
+                    attempt += 1
+                    again = status == 0 or status >= 500 or (
+                        status == 409 and answer.get("error", {}).get("code") == "idempotency_key_in_use")
+                    if not again or time.time() > end:
+                        return status, answer
+                    time.sleep(0.3)
 
             def load(index: int) -> None:
-                server = servers[index % 2]
+                turn = 0
                 while not stop.is_set():
-                    token = timed(server, "/v1/tokens", VISA, outcomes, answered_tokens)
-                    if token is None:
+                    turn += 1
+                    server = servers[index % 2]
+                    status, token = timed(server, "/v1/tokens", VISA, outcomes, answered_tokens)
+                    if status != 201:
                         time.sleep(0.1)
                         continue
-                    # And a charge of the token: the spend and the settlement are prepared
-                    # statements, which must not wait forever on a connection that closed.
-                    timed(server, "/v1/transactions", {"token": token["id"], "amount": 1999, "currency": "EUR"},
-                          charges, answered_charges)
+                    body = {"token": token["id"], "amount": 1999, "currency": "EUR"}
+                    if turn % 2:
+                        key = f"{mode}-charge-{index}-{turn}"
+                        status, charge = with_key(index, "/v1/transactions", body, key, charges, answered_charges)
+                        with lock:
+                            keyed[key] = (status, charge)
+                    else:
+                        status, charge = timed(server, "/v1/transactions", body, charges, answered_charges)
+                        if status == 503:
+                            # Tried again, as the document allows: nothing was changed.
+                            time.sleep(0.5)
+                            again, answer = timed(servers[(index + 1) % 2], "/v1/transactions", body, charges, answered_charges)
+                            with lock:
+                                if again == 409 and answer.get("error", {}).get("code") == "token_already_used":
+                                    false_answers.append(token["id"])
+                                elif again not in (0, 201, 202):
+                                    # Neither try spent it (none answered what would have).
+                                    refused_tokens.append(token["id"])
+                            status, charge = again, answer
+                    if status == 201 and charge.get("status") == "succeeded":
+                        key = f"{mode}-refund-{charge['id']}"
+                        answer = with_key(index, f"/v1/transactions/{charge['id']}/refunds", {"amount": 500}, key,
+                                          refund_outcomes, [])
+                        with lock:
+                            refunds[charge["id"]] = answer
 
+            if mode == "fast":
+                section_started = psql(database, "SELECT now()")[0][0]
             workers = [threading.Thread(target=load, args=(i,)) for i in range(6)]
             for worker in workers:
                 worker.start()
@@ -289,7 +360,15 @@ def main() -> int:
             time.sleep(max(0.0, 7 - (time.time() - began)))
             subprocess.run(["bash", os.path.join(here, "postgres-cluster.sh"), "start", args.cluster_dir], check=True,
                            capture_output=True)
-            time.sleep(8)
+            time.sleep(4)
+            if mode == "crash":
+                # A server killed where it stands, under load, and started again on its port.
+                b.process.kill()
+                b.process.wait()
+                time.sleep(1)
+                b = Server(args.cli, database, work, "b", options, port=b.port)
+                servers[1] = b
+                time.sleep(3)
             stop.set()
             for worker in workers:
                 worker.join()
@@ -298,23 +377,64 @@ def main() -> int:
             alive = all(s.process.poll() is None for s in servers)
             stored = set(row[0] for row in psql(database, "SELECT id FROM token"))
             lost = [t for t in answered_tokens if t not in stored]
-            check(outcomes.get(503, 0) > 0 and set(outcomes) <= {201, 503} and retry_after <= {"2"} and not slow and alive,
-                  f"PostgreSQL stopped ({mode}) for 7 s under load: token answers {dict(sorted(outcomes.items()))}, Retry-After "
-                  f"{sorted(retry_after)}, {len(slow)} requests slower than 10 s, servers alive: {alive}")
+            refused = outcomes.get(503, 0) + charges.get(503, 0) + refund_outcomes.get(503, 0)
+            check(refused > 0 and set(outcomes) <= {0, 201, 503} and retry_after <= {"2"} and not slow and alive,
+                  f"PostgreSQL stopped ({mode}) for 7 s under load: token answers {dict(sorted(outcomes.items()))}, refund "
+                  f"answers {dict(sorted(refund_outcomes.items()))} (0: no answer, the killed server); {refused} answered 503 "
+                  f"with Retry-After {sorted(retry_after)}, {len(slow)} requests slower than 10 s, servers alive: {alive}")
             check(after == [201, 201] and health == [200, 200],
                   f"after the restart both servers reconnected by themselves (tokens {after}, healthz {health})")
             check(not lost, f"{len(answered_tokens)} tokens answered 201 during the run, {len(lost)} missing from the vault")
+            # Nothing pending past the documented bound: the Idempotency-Key lease plus a sweep.
+            deadline = time.time() + LEASE_SECONDS + SWEEP_SECONDS + 10
+            while time.time() < deadline and psql(database, """SELECT count(*) FROM "transaction" WHERE status = 'pending'""")[0][0] != "0":
+                time.sleep(0.5)
+            still_pending = int(psql(database, """SELECT count(*) FROM "transaction" WHERE status = 'pending'""")[0][0])
             settled = set(row[0] for row in psql(database, """SELECT id FROM "transaction" WHERE status <> 'pending'"""))
             unsettled = [c for c in answered_charges if c not in settled]
-            recorded = set(row[0] for row in psql(database, 'SELECT id FROM "transaction"'))
-            unrecorded = [c for c in pending_charges if c not in recorded]
-            check(charges.get(201, 0) > 0 and set(charges) <= {201, 202, 503} and charges.get(202, 0) == len(pending_charges)
-                  and not unsettled and not unrecorded,
-                  f"charges during the restart: answers {dict(sorted(charges.items()))}; {len(unsettled)} of the "
+            unrecorded = [c for c in pending_charges if c not in settled]
+            check(charges.get(201, 0) > 0 and set(charges) <= {0, 201, 202, 409, 503} and not unsettled and not unrecorded
+                  and still_pending == 0,
+                  f"charges during the faults: answers {dict(sorted(charges.items()))}; {len(unsettled)} of the "
                   f"{len(answered_charges)} answered 201 not settled in the vault; {len(pending_charges)} answered 202 pending, "
-                  f"{len(unrecorded)} of them missing from the vault (the sweeper settles them)")
+                  f"{len(unrecorded)} of them not settled {LEASE_SECONDS + SWEEP_SECONDS + 10} s later; {still_pending} pending in all")
+            spent = set(row[0] for row in psql(database, 'SELECT token_id FROM "transaction"'))
+            spent_after_503 = [t for t in refused_tokens if t in spent]
+            check(not false_answers and not spent_after_503,
+                  f"a 503 on a charge changed nothing: {len(refused_tokens) + len(false_answers)} charges answered 503 and "
+                  f"refused again, {len(false_answers)} of them refused as already used, {len(spent_after_503)} tokens "
+                  f"spent by charges answered only 503")
             double = psql(database, """SELECT count(*) FROM "transaction" GROUP BY token_id HAVING count(*) > 1""")
             check(not double, f"nothing spent twice ({len(double)} tokens with two transactions)")
+            per_key = {row[0]: int(row[1]) for row in psql(
+                database, f"""SELECT idempotency_key, count(*) FROM "transaction" WHERE idempotency_key LIKE '{mode}-charge-%'
+                              GROUP BY idempotency_key""")}
+            keyed_wrong = [k for k, (status, answer) in keyed.items()
+                           if per_key.get(k, 0) > 1 or (status in (201, 202)) != (per_key.get(k, 0) == 1)]
+            check(keyed and not keyed_wrong and all(status in (201, 202) for status, _ in keyed.values()),
+                  f"{len(keyed)} keyed charges, each retried to its answer: answers "
+                  f"{sorted({status for status, _ in keyed.values()})}, {len(keyed_wrong)} whose answer and the vault disagree "
+                  f"(a transaction per key answered 201/202, none otherwise, never two)")
+            refund_rows = {row[0]: int(row[1]) for row in psql(
+                database, f"""SELECT transaction_id, count(*) FROM refund
+                              WHERE transaction_id IN ({",".join("'" + t + "'" for t in refunds) or "''"}) GROUP BY transaction_id""")}
+            refunds_wrong = [t for t, (status, _) in refunds.items() if (status == 201) != (refund_rows.get(t, 0) == 1)
+                             or refund_rows.get(t, 0) > 1]
+            check(refunds and not refunds_wrong,
+                  f"{len(refunds)} keyed partial refunds, each retried to its answer: answers "
+                  f"{sorted({status for status, _ in refunds.values()})}, {len(refunds_wrong)} whose answer and the vault "
+                  f"disagree (one refund when answered 201, none otherwise)")
+        if args.cluster_dir:
+            # Every charge that succeeded and every refund reached the endpoint, signed, at least once.
+            expected = set(row[0] for row in psql(
+                database, f"""SELECT id FROM "transaction" WHERE status = 'succeeded' AND created_at >= '{section_started}'"""))
+            expected |= set(row[0] for row in psql(database, f"SELECT id FROM refund WHERE created_at >= '{section_started}'"))
+            deadline = time.time() + 60
+            while time.time() < deadline and not expected <= Hooks.objects():
+                time.sleep(0.5)
+            missing = expected - Hooks.objects()
+            check(not missing, f"{len(expected)} succeeded charges and refunds: {len(missing)} events never delivered")
+        hooks.shutdown()
     finally:
         for server in servers:
             if server.process.poll() is None:

@@ -31,6 +31,15 @@ struct ServeCommand: AsyncParsableCommand {
     var idempotencyLease = 30
 
     @Option(
+        name: .customLong("sweep-interval"),
+        help: """
+            Seconds between the sweeper's passes: a charge left pending (its request died) is settled \
+            within the Idempotency-Key lease plus this.
+            """
+    )
+    var sweepInterval = 30
+
+    @Option(
         name: .customLong("sandbox-latency"),
         help: "Milliseconds the sandbox processor takes per authorization, as a real one's round trip (for tests)."
     )
@@ -146,6 +155,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
         guard (0...10_000).contains(sandboxLatency) else { throw ValidationError("--sandbox-latency must be from 0 to 10000 ms") }
         guard (1...3600).contains(idempotencyLease) else { throw ValidationError("--idempotency-lease must be from 1 to 3600 seconds") }
+        guard (1...3600).contains(sweepInterval) else { throw ValidationError("--sweep-interval must be from 1 to 3600 seconds") }
         guard (0...100_000).contains(tokenRateLimit) else { throw ValidationError("--token-rate-limit must be from 0 (off) to 100000 a minute") }
         guard (0...3650).contains(retentionDays) else { throw ValidationError("--retention-days must be from 0 (keep) to 3650") }
         guard (0...600_000).contains(scanTimeBudget) else { throw ValidationError("--scan-time-budget must be from 0 (no bound) to 600000 ms") }
@@ -205,6 +215,7 @@ struct ServeCommand: AsyncParsableCommand {
         var api = CaptureAPI(vault: opened, processor: processor)
         api.scannerSlot = scannerSlot
         api.idempotencyLease = .seconds(idempotencyLease)
+        api.sweepInterval = .seconds(sweepInterval)
         api.tokenRateLimit = tokenRateLimit
         api.retentionDays = retentionDays
         api.scanTimeBudget = scanTimeBudget > 0 ? .milliseconds(scanTimeBudget) : nil

@@ -59,7 +59,8 @@ struct WebhookDispatcher: Service {
     }
 
     /// Keeps up to `batch` deliveries on their way: due ones are leased ahead, up to `batch`
-    /// in hand and for each endpoint (merchant) as many again as it may have on their way, so
+    /// in hand that may start (besides those waiting for their share) and for each endpoint
+    /// (merchant) as many again as it may have on their way, so
     /// that as one ends the next is already in hand, and the store is asked again while the
     /// others are sent. A slow endpoint holds only its own (at most `perEndpoint` at once,
     /// and its merchant's endpoints together `perMerchant`), never the deliveries behind it.
@@ -118,7 +119,11 @@ struct WebhookDispatcher: Service {
                 }
             }
             func leaseMore() {
-                let room = configuration.batch - inHand.count
+                // Those in hand that wait for their endpoint's or merchant's share leave room:
+                // they must not keep another merchant's deliveries from being leased.
+                let byEndpoint = running.values.reduce(into: [:]) { $0[$1.endpointID, default: 0] += 1 }
+                let byMerchant = running.values.reduce(into: [:]) { $0[$1.merchantID, default: 0] += 1 }
+                let room = configuration.batch - inHand.filter { mayStart($0, byEndpoint, byMerchant) }.count
                 guard !leasing, !quiet, room > 0 else { return }
                 leasing = true
                 let holding =
