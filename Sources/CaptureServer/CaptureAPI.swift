@@ -119,6 +119,8 @@ public struct CaptureAPI: Sendable {
             // The queue is read from the store as it is asked for; without the store, the
             // gauges keep what they last showed and the rest is still served.
             if let queue = try? await payments.webhookQueueState() { metrics.webhookQueue(queue, now: vault.configuration.now()) }
+            if let pending = try? await vault.store.pendingTransactionCount() { metrics.pendingTransactions(pending) }
+            if let connections = vault.store.connectionState { metrics.databaseConnections(connections) }
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))

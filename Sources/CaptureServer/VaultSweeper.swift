@@ -16,7 +16,8 @@ struct VaultSweeper: Service {
     /// Days expired tokens and scans are kept; 0 keeps them.
     var retentionDays = 0
     let logger: Logger
-    /// Counts the charges it settles; none in tests that do not look.
+    /// Counts the charges it settles and notes each sweep it finishes; none in tests that do not
+    /// look.
     var metrics: APIMetrics?
 
     var vault: Vault { payments.vault }
@@ -31,7 +32,9 @@ struct VaultSweeper: Service {
             do {
                 // Servers sharing a PostgreSQL vault take turns: while one sweeps, the others
                 // pass (an advisory lock); every step checks its rows' state besides.
-                _ = try await vault.store.exclusively("vault-sweep") { [self] in try await sweepOnce() }
+                if try await vault.store.exclusively("vault-sweep", { [self] in try await sweepOnce() }) != nil {
+                    metrics?.swept(at: vault.configuration.now())
+                }
             } catch {
                 // A sweep cut short by shutdown is no failure; the next start sweeps again.
                 if Task.isCancelled { return }

@@ -333,6 +333,11 @@ extension PostgresVaultStore {
         ).map(Self.transaction)
     }
 
+    public func pendingTransactionCount() async throws -> Int {
+        let rows = try await rows(#"SELECT count(*) FROM "transaction" WHERE status = 'pending'"#)
+        return Int(try rows.first?.decode(Int64.self) ?? 0)
+    }
+
     public func transaction(id: String, merchantID: String) async throws -> TransactionRecord? {
         try await rows(
             #"SELECT \#(unescaped: Self.transactionColumns) FROM "transaction" WHERE id = \#(id) AND merchant_id = \#(merchantID)"#

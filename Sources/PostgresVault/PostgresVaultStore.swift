@@ -26,6 +26,19 @@ public final class PostgresVaultStore: VaultStore {
     /// ``watchdog`` when their wait is over or their connection closed.
     private let watched = Watched()
     private let watchdog: Task<Void, Never>
+    /// Connections held, requests waiting for one, and requests refused for want of one
+    /// (``connectionState``, for `/metrics`).
+    private let held = Atomic<Int>(0)
+    private let waiting = Atomic<Int>(0)
+    private let refused = Atomic<Int>(0)
+
+    public var connectionState: StoreConnectionState? {
+        StoreConnectionState(
+            inUse: held.load(ordering: .relaxed),
+            waiting: waiting.load(ordering: .relaxed),
+            unavailable: refused.load(ordering: .relaxed)
+        )
+    }
     /// Charges' settlements, written a batch at a time (``settleTransaction(_:as:events:answer:)``):
     /// one batch at once, of at most 32 charges. One batch at a time makes the batches larger:
     /// against two, with two servers at 32 connections (scripts/bench-api-compare.sh, 3 turns),
@@ -119,26 +132,45 @@ public final class PostgresVaultStore: VaultStore {
         let budget = StoreWaitBudget.current
         let wait = budget?.allowed(of: bound) ?? bound
         let refusal = "no connection to PostgreSQL within \(bound.components.seconds) s"
-        guard wait > .zero else { throw StoreUnavailable(reason: refusal + " (this request's waits together)") }
+        guard wait > .zero else {
+            refused.add(1, ordering: .relaxed)
+            throw StoreUnavailable(reason: refusal + " (this request's waits together)")
+        }
         let start = ContinuousClock.now
         let waited = Mutex<Duration?>(nil)
         defer { budget?.spend(waited.withLock { $0 } ?? ContinuousClock.now - start) }
-        return try await watched.run(
-            refusing: refusal,
-            when: .after(start + wait),
-            gate: gate
-        ) { endWatch in
-            do {
-                return try await client.withConnection { connection in
-                    endWatch()
-                    waited.withLock { $0 = ContinuousClock.now - start }
-                    // Too late: the request was refused meanwhile. The connection goes back.
-                    guard gate.enter() else { throw CancellationError() }
-                    return try await body(connection)
+        // Counted as waiting until a connection comes or the request is refused, whichever
+        // is first.
+        let stillWaiting = Flag()
+        waiting.add(1, ordering: .relaxed)
+        let stopWaiting = { @Sendable [self] in
+            if stillWaiting.clear() { waiting.subtract(1, ordering: .relaxed) }
+        }
+        defer { stopWaiting() }
+        do {
+            return try await watched.run(
+                refusing: refusal,
+                when: .after(start + wait),
+                gate: gate
+            ) { [self] endWatch in
+                do {
+                    return try await client.withConnection { connection in
+                        endWatch()
+                        stopWaiting()
+                        waited.withLock { $0 = ContinuousClock.now - start }
+                        // Too late: the request was refused meanwhile. The connection goes back.
+                        guard gate.enter() else { throw CancellationError() }
+                        held.add(1, ordering: .relaxed)
+                        defer { held.subtract(1, ordering: .relaxed) }
+                        return try await body(connection)
+                    }
+                } catch {
+                    throw Self.classify(error)
                 }
-            } catch {
-                throw Self.classify(error)
             }
+        } catch let error as StoreUnavailable {
+            refused.add(1, ordering: .relaxed)
+            throw error
         }
     }
 
@@ -413,6 +445,14 @@ struct Prepared<Text: PreparedText>: PostgresPreparedStatement {
 /// statement waiting for its answer, with what makes it overdue. One timer for all of them,
 /// rather than one each: a timer each cost the server a fifth of its time under load (the
 /// system's timer heap, a syscall each).
+/// A flag set at its start that is cleared once.
+private final class Flag: Sendable {
+    private let set = Atomic<Bool>(true)
+
+    /// Clears the flag; true for the call that cleared it.
+    func clear() -> Bool { set.exchange(false, ordering: .relaxed) }
+}
+
 private final class Watched: Sendable {
     /// How often the watchdog looks: a wait ends at most this much late.
     static let tick: Duration = .milliseconds(200)

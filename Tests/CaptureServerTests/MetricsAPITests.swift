@@ -53,6 +53,25 @@ struct MetricsAPITests {
             #expect(lines.contains(#"webhook_deliveries_total{outcome="failed"} 0"#) && lines.contains("transactions_settled_by_sweeper_total 0"))
             #expect(lines.contains("refunds_total 1"))
             #expect(lines.contains(#"http_request_duration_seconds_count{method="POST",route="/v1/tokens"} 2"#))
+            // Errors by status and code: 503s by cause (issue 65).
+            #expect(lines.contains(#"api_errors_total{status="404",code="token_not_found"} 1"#))
+            #expect(lines.contains(#"api_errors_total{status="503",code="storage_unavailable"} 0"#))
+            #expect(lines.contains("transactions_pending 0.0") && lines.contains("sweeper_last_success_timestamp_seconds 0.0"))
+            if store == .postgres {
+                // The connections this server holds and waits for; none refused.
+                #expect(lines.contains { $0.hasPrefix("database_connections_in_use ") } && lines.contains("database_unavailable_total 0"))
+                #expect(lines.contains("database_connection_waits 0.0"))
+            }
+            // Every metric with its help (issue 65: no # HELP lines).
+            let families = Set(
+                lines.filter { !$0.hasPrefix("#") }.compactMap { $0.split(whereSeparator: { $0 == "{" || $0 == " " }).first }.map {
+                    String($0).replacing(/_(bucket|count|sum)$/, with: "")
+                }
+            )
+            #expect(families.count >= 10, "\(families)")
+            for family in families {
+                #expect(lines.contains { $0.hasPrefix("# HELP \(family) ") && $0.count > "# HELP \(family) ".count + 10 }, "\(family) has no help")
+            }
             for secret in ["4242424242424242", "4000000000000002", token.id, declined.id, fixture.shop.merchant.id] {
                 #expect(!text.contains(secret), "metrics hold \(secret)")
             }

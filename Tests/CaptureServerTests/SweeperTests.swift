@@ -23,12 +23,14 @@ struct SweeperTests {
             let token = try await vault.createToken(for: merchant, card: card)
             now.withLock { $0 = $0.addingTimeInterval(31 * 86_400) }
             let logs = LogRecorder()
+            let metrics = APIMetrics()
             let sweeper = VaultSweeper(
                 payments: Payments(vault: vault, processor: SandboxProcessor()),
                 interval: .milliseconds(10),
                 pendingAge: .seconds(30),
                 retentionDays: days,
-                logger: logs.logger()
+                logger: logs.logger(),
+                metrics: metrics
             )
             let running = Task { try await sweeper.run() }
             // Until the sweep has got as far as it should (a loaded machine may take seconds).
@@ -41,6 +43,9 @@ struct SweeperTests {
             running.cancel()
             _ = try? await running.value
             #expect(logs.all.contains { $0.contains(awaited) }, "no sweep in 60 s")
+            // The sweep's end is on /metrics, at the vault's time (for the sweeper-stalled alert).
+            let exposition = String(decoding: metrics.exposition(), as: UTF8.self)
+            #expect(exposition.contains("sweeper_last_success_timestamp_seconds \(now.withLock { $0 }.timeIntervalSince1970)"), "\(exposition)")
             if days == 0 {
                 #expect(try await vault.token(token.id, merchantID: merchant).id == token.id)
             } else {

@@ -27,6 +27,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         } catch {
             let apiError = Self.apiError(for: error, context: context)
             response = try apiError.response(from: request, context: context)
+            metrics.apiError(status: apiError.status.code, code: apiError.code)
             if apiError.status.code >= 500 {
                 var metadata: Logger.Metadata = [
                     "request_id": .string(context.requestID),

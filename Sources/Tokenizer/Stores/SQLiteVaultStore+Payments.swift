@@ -159,6 +159,10 @@ extension SQLiteVaultStore {
         }
     }
 
+    public func pendingTransactionCount() async throws -> Int {
+        try await database.read { db in try TransactionRecord.filter(Column("status") == "pending").fetchCount(db) }
+    }
+
     public func transaction(id: String, merchantID: String) async throws -> TransactionRecord? {
         try await database.read { db in
             try TransactionRecord.filter(key: id).filter(Column("merchant_id") == merchantID).fetchOne(db)

@@ -101,6 +101,11 @@ public protocol VaultStore: Sendable {
     ) async throws -> TransactionRecord?
     /// Transactions still `pending` that were created before `date`, oldest first.
     func pendingTransactions(createdBefore date: Date, limit: Int) async throws -> [TransactionRecord]
+    /// How many transactions are `pending` now, over every merchant.
+    func pendingTransactionCount() async throws -> Int
+    /// The store's connections now and the requests it refused for want of one; nil for a
+    /// store that has none to count (SQLite).
+    var connectionState: StoreConnectionState? { get }
     func transaction(id: String, merchantID: String) async throws -> TransactionRecord?
     /// A merchant's transactions, newest first, optionally one client's only: at most `limit`,
     /// those after `after` (the last of the previous page) when it is given.
@@ -266,6 +271,27 @@ public struct StoreUnavailable: Error, CustomStringConvertible {
     }
 
     public var description: String { "the vault's database is unavailable: \(reason)" }
+}
+
+extension VaultStore {
+    public var connectionState: StoreConnectionState? { nil }
+}
+
+/// A database's connections as one server's store counts them.
+public struct StoreConnectionState: Sendable, Equatable {
+    /// Connections held by requests now.
+    public var inUse: Int
+    /// Requests waiting for a connection now.
+    public var waiting: Int
+    /// Requests refused since the start: no connection within the bound, or the database
+    /// closed it.
+    public var unavailable: Int
+
+    public init(inUse: Int, waiting: Int, unavailable: Int) {
+        self.inUse = inUse
+        self.waiting = waiting
+        self.unavailable = unavailable
+    }
 }
 
 /// A store opened by a server whose schema is newer than the server knows: the server must
