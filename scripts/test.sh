@@ -60,9 +60,9 @@ asan_log=.build/asan-tests.log
 (cd scripts/asan && exec $SWIFT test --disable-xctest --sanitize=address --scratch-path ../../.build-asan) >"$asan_log" 2>&1 &
 asan=$!
 # The API against its own openapi.json: schemathesis, every check and phase (the stateful one
-# follows the document's links), 75 s on a new vault (CI must end within 15 minutes); any finding
+# follows the document's links), 60 s on a new vault (CI must end within 15 minutes); any finding
 # fails (test-artifacts/fuzz).
-.venv-test/bin/python scripts/fuzz-api.py --cli .build/debug/capture-cli --max-time 75
+.venv-test/bin/python scripts/fuzz-api.py --cli .build/debug/capture-cli --max-time 60
 lap "the schema fuzzer"
 # The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
 # cancel; screenshots in test-artifacts/browser.
