@@ -37,7 +37,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from test_support import free_port, new_database
+from test_support import Serve, new_database
 
 VISA = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2031, "cvc": "123"}
 # The servers' Idempotency-Key lease and sweep interval: a charge left pending is settled within
@@ -46,31 +46,9 @@ LEASE_SECONDS = 3
 SWEEP_SECONDS = 2
 
 
-class Server:
+class Server(Serve):
     def __init__(self, cli: str, database: str, work: str, name: str, options: list[str], port: int | None = None):
-        self.port = port or free_port()
-        self.log = os.path.join(work, f"serve-{name}.log")
-        with open(self.log, "a") as log:
-            self.process = subprocess.Popen(
-                [cli, "serve", "--port", str(self.port), "--database", database] + options, stdout=log, stderr=log)
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            if self.process.poll() is not None:
-                raise SystemExit(f"instances-test: server {name} exited; see {self.log}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/readyz", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise SystemExit(f"instances-test: server {name} did not start; see {self.log}")
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
+        super().__init__(cli, database, options, os.path.join(work, f"serve-{name}.log"), f"instances-test: server {name}", port)
 
 
 def call(server: Server, method: str, path: str, key: str | None, body: dict | None = None,
@@ -161,7 +139,10 @@ def main() -> int:
                                      check=True, capture_output=True, text=True).stdout)
     pk, sk = keys["publishable_key"], keys["secret_key"]
     options = common + ["--sandbox-journal", os.path.join(work, "sandbox.journal"), "--webhook-allow-private",
-                        "--token-rate-limit", "60", "--idempotency-lease", str(LEASE_SECONDS), "--sweep-interval", str(SWEEP_SECONDS)]
+                        "--token-rate-limit", "60", "--idempotency-lease", str(LEASE_SECONDS), "--sweep-interval", str(SWEEP_SECONDS),
+                        # The endpoints here answer at once; a killed server's webhook leases
+                        # (4x this) lapse in 12 s, not 40.
+                        "--webhook-timeout", "3"]
     a = Server(args.cli, database, work, "a", options)
     b = Server(args.cli, database, work, "b", options)
     servers = [a, b]

@@ -29,7 +29,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from test_support import free_port, new_database  # noqa: E402
+from test_support import Serve, free_port, new_database  # noqa: E402
 
 VISA = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2031, "cvc": "123"}
 
@@ -73,26 +73,9 @@ class Endpoint:
             writer.close()
 
 
-class Server:
+class Server(Serve):
     def __init__(self, cli: str, database: str, options: list[str], log: str):
-        self.port = free_port()
-        with open(log, "a") as out:
-            self.process = subprocess.Popen([cli, "serve", "--port", str(self.port), "--database", database] + options,
-                                            stdout=out, stderr=out)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if self.process.poll() is not None:
-                raise SystemExit(f"webhooks bench: a server exited; see {log}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/livez", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.02)
-        raise SystemExit(f"webhooks bench: a server did not start; see {log}")
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__(cli, database, options, log, "webhooks bench: a server", ready="/livez", wait=60)
 
     def call(self, method: str, path: str, key: str, body: dict | None = None) -> tuple[int, dict]:
         request = urllib.request.Request(self.url + path, data=json.dumps(body).encode() if body is not None else None,
@@ -103,10 +86,6 @@ class Server:
                 return response.status, json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"{}")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
 
 
 def wait_until(condition, seconds: float) -> bool:
