@@ -373,13 +373,7 @@ extension PostgresVaultStore {
     /// canceled. postgres-nio binds no NULL inside an array: no status code is 0, no error
     /// empty, and a next attempt's time is read only where there is one.
     private func finishTogether(_ items: [Finishing]) async throws -> [Void] {
-        let next: [(status: String, at: Date?)] = items.map {
-            switch $0.outcome {
-            case .succeeded: (WebhookDeliveryRecord.succeeded, nil)
-            case .retry(let at): (WebhookDeliveryRecord.pending, at.stored)
-            case .failed: (WebhookDeliveryRecord.failed, nil)
-            }
-        }
+        let next = items.map { (status: $0.outcome.delivery.status, at: $0.outcome.delivery.nextAttemptAt?.stored) }
         let attempts = items.map(\.attempt)
         try await execute(
             """

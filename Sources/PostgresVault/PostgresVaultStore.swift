@@ -441,10 +441,6 @@ struct Prepared<Text: PreparedText>: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
 }
 
-/// What the watchdog looks after: each request waiting for a connection, each prepared
-/// statement waiting for its answer, with what makes it overdue. One timer for all of them,
-/// rather than one each: a timer each cost the server a fifth of its time under load (the
-/// system's timer heap, a syscall each).
 /// A flag set at its start that is cleared once.
 private final class Flag: Sendable {
     private let set = Atomic<Bool>(true)
@@ -453,6 +449,10 @@ private final class Flag: Sendable {
     func clear() -> Bool { set.exchange(false, ordering: .relaxed) }
 }
 
+/// What the watchdog looks after: each request waiting for a connection, each prepared
+/// statement waiting for its answer, with what makes it overdue. One timer for all of them,
+/// rather than one each: a timer each cost the server a fifth of its time under load (the
+/// system's timer heap, a syscall each).
 private final class Watched: Sendable {
     /// How often the watchdog looks: a wait ends at most this much late.
     static let tick: Duration = .milliseconds(200)

@@ -60,9 +60,8 @@ struct WebhookDispatcher: Service {
 
     /// Keeps up to `batch` deliveries on their way: due ones are leased ahead, up to `batch`
     /// in hand that may start (besides those waiting for their share) and for each endpoint
-    /// (merchant) as many again as it may have on their way, so
-    /// that as one ends the next is already in hand, and the store is asked again while the
-    /// others are sent. A slow endpoint holds only its own (at most `perEndpoint` at once,
+    /// (merchant) as many again as it may have on their way, so that as one ends the next is
+    /// already in hand, and the store is asked again while the others are sent. A slow endpoint holds only its own (at most `perEndpoint` at once,
     /// and its merchant's endpoints together `perMerchant`), never the deliveries behind it.
     /// While every sender is busy, the attempt that has run longest, past `contested`, is cut
     /// short when another delivery waits: endpoints that do not answer cannot keep others
@@ -95,13 +94,19 @@ struct WebhookDispatcher: Service {
             // its endpoint's share in that lease, so an empty answer is no reason to wait.
             var endedWhileLeasing = false
             var waiting = false
+            /// The deliveries on their way, by endpoint and by merchant.
+            func shares() -> (byEndpoint: [String: Int], byMerchant: [String: Int]) {
+                running.values.reduce(into: ([:], [:])) { counts, running in
+                    counts.byEndpoint[running.endpointID, default: 0] += 1
+                    counts.byMerchant[running.merchantID, default: 0] += 1
+                }
+            }
             func mayStart(_ delivery: DueWebhookDelivery, _ byEndpoint: [String: Int], _ byMerchant: [String: Int]) -> Bool {
                 byEndpoint[delivery.delivery.endpointID, default: 0] < configuration.perEndpoint
                     && byMerchant[delivery.merchantID, default: 0] < configuration.perMerchant
             }
             func startWhatMay() {
-                var byEndpoint = running.values.reduce(into: [:]) { $0[$1.endpointID, default: 0] += 1 }
-                var byMerchant = running.values.reduce(into: [:]) { $0[$1.merchantID, default: 0] += 1 }
+                var (byEndpoint, byMerchant) = shares()
                 var index = 0
                 while index < inHand.count && running.count < configuration.batch {
                     let delivery = inHand[index]
@@ -121,8 +126,7 @@ struct WebhookDispatcher: Service {
             func leaseMore() {
                 // Those in hand that wait for their endpoint's or merchant's share leave room:
                 // they must not keep another merchant's deliveries from being leased.
-                let byEndpoint = running.values.reduce(into: [:]) { $0[$1.endpointID, default: 0] += 1 }
-                let byMerchant = running.values.reduce(into: [:]) { $0[$1.merchantID, default: 0] += 1 }
+                let (byEndpoint, byMerchant) = shares()
                 let room = configuration.batch - inHand.filter { mayStart($0, byEndpoint, byMerchant) }.count
                 guard !leasing, !quiet, room > 0 else { return }
                 leasing = true
@@ -135,8 +139,7 @@ struct WebhookDispatcher: Service {
             /// its endpoint's and merchant's shares let start: the attempt is cut short.
             func cutWhenContested() {
                 guard running.count >= configuration.batch else { return }
-                let byEndpoint = running.values.reduce(into: [:]) { $0[$1.endpointID, default: 0] += 1 }
-                let byMerchant = running.values.reduce(into: [:]) { $0[$1.merchantID, default: 0] += 1 }
+                let (byEndpoint, byMerchant) = shares()
                 guard inHand.contains(where: { mayStart($0, byEndpoint, byMerchant) }),
                     let longest = running.values.filter({ !$0.cut.isSet }).min(by: { $0.started < $1.started }),
                     ContinuousClock.now - longest.started >= configuration.contested

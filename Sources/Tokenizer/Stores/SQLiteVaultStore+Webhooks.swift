@@ -273,12 +273,7 @@ extension SQLiteVaultStore {
                     attempt.deliveryID, attempt.number, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMilliseconds,
                 ]
             )
-            let (status, next): (String, Date?) =
-                switch outcome {
-                case .succeeded: (WebhookDeliveryRecord.succeeded, nil)
-                case .retry(let at): (WebhookDeliveryRecord.pending, at)
-                case .failed: (WebhookDeliveryRecord.failed, nil)
-                }
+            let (status, next) = outcome.delivery
             // A delivery canceled meanwhile (its endpoint deleted) stays canceled.
             try db.execute(
                 sql: """

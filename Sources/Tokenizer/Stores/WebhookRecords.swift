@@ -209,6 +209,15 @@ public enum WebhookAttemptOutcome: Sendable, Equatable {
     case retry(at: Date)
     /// No more tries.
     case failed
+
+    /// The delivery's status after the attempt, and when it is tried next (a retry only).
+    package var delivery: (status: String, nextAttemptAt: Date?) {
+        switch self {
+        case .succeeded: (WebhookDeliveryRecord.succeeded, nil)
+        case .retry(let at): (WebhookDeliveryRecord.pending, at)
+        case .failed: (WebhookDeliveryRecord.failed, nil)
+        }
+    }
 }
 
 extension WebhookEndpointRecord {
