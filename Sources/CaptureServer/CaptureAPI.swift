@@ -39,6 +39,11 @@ public struct CaptureAPI: Sendable {
     /// How long a request holds its Idempotency-Key before a retry may take it over, and how
     /// old a pending charge must be before the sweeper settles it (its request died).
     public var idempotencyLease: Duration = .seconds(30)
+    /// This server as the holder of its requests' Idempotency-Keys, heard from while it runs
+    /// (``application(host:port:logger:)``): a retry on another server takes a key over within
+    /// its grace of this one dying, not at the lease's end. Nil when the processor promises no
+    /// bound on an authorization's time.
+    public let presence: ServerPresence?
     /// Tokens a publishable key may create a minute from one client address (a third of that
     /// at once); 0 for no limit. `serve --token-rate-limit`.
     public var tokenRateLimit = 60 {
@@ -83,6 +88,7 @@ public struct CaptureAPI: Sendable {
         self.scanner = scanner
         self.processor = processor
         self.sweepInterval = sweepInterval
+        presence = ServerPresence(longestAuthorization: processor.longestAuthorization)
     }
 
     /// Every route: `/healthz`, `/metrics` and `/openapi.json` open, `/v1/…` behind an API key.
@@ -126,7 +132,7 @@ public struct CaptureAPI: Sendable {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
         let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault)).add(middleware: QueryParameterMiddleware())
-        let idempotent = IdempotentRequests(keys: IdempotencyKeys(vault: vault, lease: idempotencyLease))
+        let idempotent = IdempotentRequests(keys: IdempotencyKeys(vault: vault, lease: idempotencyLease, presence: presence))
         TokenRoutes(vault: vault, metrics: metrics, idempotent: idempotent, limiter: tokenLimiter, trustedProxies: trustedProxies).add(to: v1)
         let scanning = makeScanning()
         ScanRoutes(vault: vault, scanning: scanning, metrics: metrics, idempotent: idempotent, trustedProxies: trustedProxies).add(to: v1)
@@ -235,11 +241,13 @@ public struct CaptureAPI: Sendable {
                 preconditionFailure("HTTPServerBuilder.tls threw before building anything: \(error)")
             }
         }
+        // First, so that it stops last: after the server's requests have ended.
+        let heartbeat: [any Service] = presence.map { [ServerHeartbeat(presence: $0, vault: vault, logger: logger)] } ?? []
         return Application(
             router: buildRouter(),
             server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: "card-capture"),
-            services: [
+            services: heartbeat + [
                 VaultSweeper(
                     payments: payments,
                     interval: sweepInterval,

@@ -183,6 +183,17 @@ extension PostgresVaultStore {
                 "CREATE INDEX webhook_delivery_due_by_endpoint ON webhook_delivery (endpoint_id, next_attempt_at, id) WHERE status = 'pending'"
             ]
         ),
+        Migration(
+            version: 6,
+            name: "key holders",
+            statements: [
+                // SQLite's 17: a key names the server whose request holds it, and each server
+                // notes until when it vouches to be alive: a key held by a server gone silent
+                // is taken over before its lease lapses.
+                "ALTER TABLE idempotency_key ADD COLUMN holder text",
+                "CREATE TABLE server_heartbeat (server text PRIMARY KEY, alive_until timestamptz NOT NULL)",
+            ]
+        ),
     ]
 
     /// The newest schema version this build knows.

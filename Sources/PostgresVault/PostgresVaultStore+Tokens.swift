@@ -246,15 +246,16 @@ extension PostgresVaultStore {
                 \(items.map { $0.charge?.idempotencyKey ?? "" })::text[], \(items.map { $0.charge?.checkoutSessionID ?? "" })::text[],
                 \(claims.map { $0 != nil })::boolean[], \(claims.map { $0?.merchantID ?? "" })::text[], \(claims.map { $0?.key ?? "" })::text[],
                 \(claims.map { $0?.requestHash ?? "" })::text[], \(claims.map { ($0?.createdAt ?? .distantPast).stored })::timestamptz[],
-                \(claims.map { ($0?.leaseUntil ?? .distantPast).stored })::timestamptz[])
+                \(claims.map { ($0?.leaseUntil ?? .distantPast).stored })::timestamptz[], \(claims.map { $0?.holder ?? "" })::text[])
                 WITH ORDINALITY AS i(id, merchant_id, amount, currency, at, has_charge, transaction_id, has_description, description,
                   client_id, created_at, idempotency_key, checkout_session_id, has_claim, claim_merchant_id, claim_key, claim_hash,
-                  claim_created_at, claim_lease_until, n)),
+                  claim_created_at, claim_lease_until, claim_holder, n)),
             claim AS (
               \(unescaped: claiming
                 ? """
-                INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until)
-                  SELECT claim_merchant_id, claim_key, claim_hash, claim_created_at, claim_lease_until FROM item WHERE has_claim
+                INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until, holder)
+                  SELECT claim_merchant_id, claim_key, claim_hash, claim_created_at, claim_lease_until, NULLIF(claim_holder, '')
+                  FROM item WHERE has_claim
                   ORDER BY claim_merchant_id, claim_key
                   ON CONFLICT (merchant_id, key) DO NOTHING RETURNING merchant_id, key
                 """

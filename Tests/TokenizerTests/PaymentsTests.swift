@@ -163,7 +163,8 @@ struct PaymentsTests {
                 requestHash: "same",
                 now: now,
                 window: 86_400,
-                leaseUntil: now.addingTimeInterval(30)
+                leaseUntil: now.addingTimeInterval(30),
+                holder: nil
             )
         }
         #expect(try await claim(at: start) == .claimed)
@@ -256,7 +257,8 @@ struct PaymentsTests {
                 requestHash: "hash",
                 now: now.addingTimeInterval(1),
                 window: 86_400,
-                leaseUntil: now.addingTimeInterval(31)
+                leaseUntil: now.addingTimeInterval(31),
+                holder: nil
             )
         }
 

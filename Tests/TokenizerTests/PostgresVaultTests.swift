@@ -343,7 +343,8 @@ struct PostgresVaultTests {
             requestHash: "other",
             now: now,
             window: 86400,
-            leaseUntil: now + 30
+            leaseUntil: now + 30,
+            holder: nil
         )
         let keyed = try await store.spend([
             spending("tok_f", charge: charge("tx_f", key: "order-f")),

@@ -8,7 +8,8 @@ import Synchronization
 /// 24 hours, per merchant.
 ///
 /// A request holds its key on a lease. When the process running it dies, the key is not
-/// stuck: once the lease lapses, the next retry takes the key over and gets a final answer:
+/// stuck: once the lease lapses, or its server has gone unheard for its ``ServerPresence``'s
+/// grace (seconds, where the lease is 30), the next retry takes the key over and gets a final answer:
 /// the charge the dead request recorded, settled (``Payments/resolve(_:merchantID:)``), or,
 /// when it had recorded nothing, a fresh run.
 ///
@@ -35,10 +36,14 @@ public struct IdempotencyKeys: Sendable {
     /// How long a request holds its key before a retry may take it over: longer than any
     /// request runs (a processor's answer included).
     public var lease: Duration = .seconds(30)
+    /// This server as the keys' holder: a key held by a server gone silent is taken over
+    /// before its lease lapses (``ServerPresence``). Nil: leases only.
+    public var presence: ServerPresence?
 
-    public init(vault: Vault, lease: Duration = .seconds(30)) {
+    public init(vault: Vault, lease: Duration = .seconds(30), presence: ServerPresence? = nil) {
         self.vault = vault
         self.lease = lease
+        self.presence = presence
     }
 
     /// Runs `operation` once per key and request (see the other `run`): for an operation that
@@ -82,9 +87,17 @@ public struct IdempotencyKeys: Sendable {
         let hash = vault.keys.requestDigest(request)
         let now = vault.configuration.now()
         let leaseUntil = now.addingTimeInterval(lease.seconds)
+        let holder = presence?.holder
         let store = vault.store
         if claimInFirstWrite {
-            let claim = IdempotencyKeyClaim(merchantID: merchantID, key: key, requestHash: hash, createdAt: now, leaseUntil: leaseUntil)
+            let claim = IdempotencyKeyClaim(
+                merchantID: merchantID,
+                key: key,
+                requestHash: hash,
+                createdAt: now,
+                leaseUntil: leaseUntil,
+                holder: holder
+            )
             let keeper = Keeper(keys: self, merchantID: merchantID, key: key, claim: claim)
             do {
                 let answer = try await operation(keeper)
@@ -111,7 +124,8 @@ public struct IdempotencyKeys: Sendable {
                 requestHash: hash,
                 now: now,
                 window: window,
-                leaseUntil: leaseUntil
+                leaseUntil: leaseUntil,
+                holder: holder
             )
         }
         let keeper = Keeper(keys: self, merchantID: merchantID, key: key, claim: nil)

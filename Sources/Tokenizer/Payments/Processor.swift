@@ -44,4 +44,14 @@ public protocol Processor: Sendable {
     func outcome(ofAuthorization reference: String) async throws -> AuthorizationOutcome?
     /// Gives back `amount` minor units of an earlier successful authorization.
     func refund(reference: String, amount: Int, currency: Currency) async throws
+    /// The longest an authorization takes from the moment it is sent until the processor has
+    /// recorded it (its timeout and network included), when the processor promises one; nil
+    /// when not. With a bound, a server that died holding a charge's Idempotency-Key is known
+    /// gone soon after its last heartbeat (``ServerPresence``); without one, only when the
+    /// key's lease lapses.
+    var longestAuthorization: Duration? { get }
+}
+
+extension Processor {
+    public var longestAuthorization: Duration? { nil }
 }

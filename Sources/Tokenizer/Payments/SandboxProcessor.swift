@@ -79,6 +79,9 @@ public struct SandboxProcessor: Processor {
 
     public func refund(reference: String, amount: Int, currency: Currency) async throws {}
 
+    /// In the process, and written to the journal before it is answered: its latency.
+    public var longestAuthorization: Duration? { latency }
+
     /// How many authorizations are held in memory now (with a journal, at most
     /// ``recentCapacity``).
     public var rememberedAuthorizations: Int { ledger.remembered }

@@ -223,12 +223,27 @@ public enum IdempotencyClaim: Sendable, Equatable {
     case replay(status: Int, body: Data?, keyID: String?)
     /// The key was used with another request.
     case mismatch
-    /// The first request with this key is still running, or its process died before the lease,
-    /// `until`, lapses (nil: not known).
+    /// The first request with this key is still running, or its process died: the key is
+    /// free or recovered at `until` (nil: not known), its lease's end or, for a holder heard
+    /// from, when it would count as gone if not heard from again, whichever is first.
     case inProgress(until: Date?)
     /// The first request with this key died unfinished (its lease lapsed) and the key is
     /// claimed again; `transactionID` is the charge it had recorded, if it got that far.
     case recovered(transactionID: String?)
+}
+
+extension IdempotencyClaim {
+    /// Until when an unfinished key's lease stands, from its row as a store read it: nil once
+    /// it has lapsed, or when its `holder` is gone: its heartbeat vouches for it only until
+    /// `aliveUntil` (``VaultStore/heartbeat(server:aliveUntil:)``), and a retired holder has
+    /// none. A holder heard from keeps the key until its lease's end or until its heartbeat
+    /// runs out, whichever is first; a key that names no holder, until its lease's end.
+    public static func heldUntil(lease: Date, holder: String?, aliveUntil: Date?, now: Date) -> Date? {
+        guard lease > now else { return nil }
+        guard holder != nil else { return lease }
+        guard let aliveUntil, aliveUntil > now else { return nil }
+        return min(lease, aliveUntil)
+    }
 }
 
 /// A charge about to go to the processor, recorded `pending` with the spend of its token.
@@ -268,7 +283,7 @@ public struct PendingCharge: Sendable, Equatable {
 
 /// A key's row as a claim makes it, for a store to make in a request's first write
 /// (``PendingCharge/keyClaim``) rather than in a commit of its own
-/// (``VaultStore/claimIdempotency(merchantID:key:requestHash:now:window:leaseUntil:)``).
+/// (``VaultStore/claimIdempotency(merchantID:key:requestHash:now:window:leaseUntil:holder:)``).
 public struct IdempotencyKeyClaim: Sendable, Equatable {
     public var merchantID: String
     public var key: String
@@ -276,13 +291,16 @@ public struct IdempotencyKeyClaim: Sendable, Equatable {
     public var requestHash: String
     public var createdAt: Date
     public var leaseUntil: Date
+    /// The server whose request holds the key (``ServerPresence``), when it is heard from.
+    public var holder: String?
 
-    public init(merchantID: String, key: String, requestHash: String, createdAt: Date, leaseUntil: Date) {
+    public init(merchantID: String, key: String, requestHash: String, createdAt: Date, leaseUntil: Date, holder: String? = nil) {
         self.merchantID = merchantID
         self.key = key
         self.requestHash = requestHash
         self.createdAt = createdAt
         self.leaseUntil = leaseUntil
+        self.holder = holder
     }
 }
 

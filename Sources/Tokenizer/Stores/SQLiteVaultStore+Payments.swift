@@ -236,7 +236,8 @@ extension SQLiteVaultStore {
         requestHash: String,
         now: Date,
         window: TimeInterval,
-        leaseUntil: Date
+        leaseUntil: Date,
+        holder: String?
     ) async throws
         -> IdempotencyClaim
     {
@@ -248,18 +249,26 @@ extension SQLiteVaultStore {
             )
             if let row = try Row.fetchOne(
                 db,
-                sql: "SELECT request_hash, status, body, key_id, lease_until FROM idempotency_key WHERE merchant_id = ? AND key = ?",
+                sql: """
+                    SELECT k.request_hash, k.status, k.body, k.key_id, k.lease_until, k.holder, h.alive_until
+                    FROM idempotency_key k LEFT JOIN server_heartbeat h ON h.server = k.holder
+                    WHERE k.merchant_id = ? AND k.key = ?
+                    """,
                 arguments: [merchantID, key]
             ) {
                 let hash: String = row["request_hash"]
                 guard hash == requestHash else { return .mismatch }
                 if let status: Int = row["status"] { return .replay(status: status, body: row["body"], keyID: row["key_id"]) }
-                // Unfinished. Its request still runs while the lease holds (a key from before
-                // leases has none: its request is long gone).
-                if let lease: Date = row["lease_until"], lease > now { return .inProgress(until: lease) }
+                // Unfinished. Its request still runs while the lease holds and its server is
+                // heard from (a key from before leases has none: its request is long gone).
+                if let lease: Date = row["lease_until"],
+                    let until = IdempotencyClaim.heldUntil(lease: lease, holder: row["holder"], aliveUntil: row["alive_until"], now: now)
+                {
+                    return .inProgress(until: until)
+                }
                 try db.execute(
-                    sql: "UPDATE idempotency_key SET lease_until = ? WHERE merchant_id = ? AND key = ?",
-                    arguments: [leaseUntil, merchantID, key]
+                    sql: "UPDATE idempotency_key SET lease_until = ?, holder = ? WHERE merchant_id = ? AND key = ?",
+                    arguments: [leaseUntil, holder, merchantID, key]
                 )
                 let transaction = try String.fetchOne(
                     db,
@@ -268,7 +277,14 @@ extension SQLiteVaultStore {
                 )
                 return .recovered(transactionID: transaction)
             }
-            let claim = IdempotencyKeyClaim(merchantID: merchantID, key: key, requestHash: requestHash, createdAt: now, leaseUntil: leaseUntil)
+            let claim = IdempotencyKeyClaim(
+                merchantID: merchantID,
+                key: key,
+                requestHash: requestHash,
+                createdAt: now,
+                leaseUntil: leaseUntil,
+                holder: holder
+            )
             _ = try Self.makeKeyRow(claim, db)
             return .claimed
         }
@@ -279,10 +295,10 @@ extension SQLiteVaultStore {
     static func makeKeyRow(_ claim: IdempotencyKeyClaim, _ db: Database) throws -> Bool {
         try db.execute(
             sql: """
-                INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO idempotency_key (merchant_id, key, request_hash, created_at, lease_until, holder) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (merchant_id, key) DO NOTHING
                 """,
-            arguments: [claim.merchantID, claim.key, claim.requestHash, claim.createdAt, claim.leaseUntil]
+            arguments: [claim.merchantID, claim.key, claim.requestHash, claim.createdAt, claim.leaseUntil, claim.holder]
         )
         return db.changesCount == 1
     }
@@ -324,8 +340,27 @@ extension SQLiteVaultStore {
         }
     }
 
+    public func heartbeat(server: String, aliveUntil: Date) async throws {
+        try await groupCommit.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO server_heartbeat (server, alive_until) VALUES (?, ?)
+                    ON CONFLICT (server) DO UPDATE SET alive_until = excluded.alive_until
+                    """,
+                arguments: [server, aliveUntil]
+            )
+        }
+    }
+
+    public func retireServer(_ server: String) async throws {
+        try await groupCommit.write { db in
+            try db.execute(sql: "DELETE FROM server_heartbeat WHERE server = ?", arguments: [server])
+        }
+    }
+
     public func purgeIdempotency(before date: Date) async throws -> Int {
         try await database.write { db in
+            try db.execute(sql: "DELETE FROM server_heartbeat WHERE alive_until <= ?", arguments: [date])
             try db.execute(sql: "DELETE FROM idempotency_key WHERE created_at <= ?", arguments: [date])
             return db.changesCount
         }

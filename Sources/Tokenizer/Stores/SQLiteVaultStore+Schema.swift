@@ -310,6 +310,17 @@ extension SQLiteVaultStore {
                     """
             )
         }
+        migrator.registerMigration("v17: key holders") { db in
+            // A key names the server whose request holds it, and each server notes until when it
+            // vouches to be alive: a key held by a server gone silent is taken over before its
+            // lease lapses.
+            try db.execute(
+                sql: """
+                    ALTER TABLE idempotency_key ADD COLUMN holder TEXT;
+                    CREATE TABLE server_heartbeat (server TEXT PRIMARY KEY, alive_until DATETIME NOT NULL);
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -37,7 +37,7 @@ public protocol VaultStore: Sendable {
     /// before the processor answers.
     ///
     /// With a charge's ``PendingCharge/keyClaim``, the same write first makes the key's row, as
-    /// ``claimIdempotency(merchantID:key:requestHash:now:window:leaseUntil:)`` would for a key
+    /// ``claimIdempotency(merchantID:key:requestHash:now:window:leaseUntil:holder:)`` would for a key
     /// never seen: when the key has a row already (on any server, a concurrent request's too)
     /// the answer is ``TokenSpend/keyTaken`` and nothing is written; any other answer, a
     /// refusal included, means the row was made.
@@ -122,14 +122,17 @@ public protocol VaultStore: Sendable {
     /// Claims an idempotency key for a request (by its hash) until `leaseUntil`, or says how
     /// it was used within the last `window` before `now`; atomically, so that of concurrent
     /// requests with one key only one is `claimed` (or `recovered`). A key whose request is
-    /// unfinished after its lease lapsed (its process died) is taken over as `recovered`.
+    /// unfinished after its lease lapsed (its process died) is taken over as `recovered`; so is
+    /// one whose holding server's heartbeat has run out, or who retired (``retireServer(_:)``),
+    /// lease or not. The claim names `holder` (this server, once heard from) as its holder.
     func claimIdempotency(
         merchantID: String,
         key: String,
         requestHash: String,
         now: Date,
         window: TimeInterval,
-        leaseUntil: Date
+        leaseUntil: Date,
+        holder: String?
     ) async throws -> IdempotencyClaim
     /// Stores the answer to a claimed key: its body sealed under the vault key `keyID`. The first
     /// answer stored stays: a request that outran its lease, finishing after another took the
@@ -139,8 +142,13 @@ public protocol VaultStore: Sendable {
     /// recorded a charge, the key is kept with its lease ended at `now`, so that the retry is
     /// answered with that charge.
     func releaseIdempotency(merchantID: String, key: String, at now: Date) async throws
-    /// Forgets keys older than `date`.
+    /// Forgets keys older than `date`, and servers not heard from since.
     func purgeIdempotency(before date: Date) async throws -> Int
+    /// Notes that `server` is alive, and vouches for it until `aliveUntil`: the keys its
+    /// requests hold stand until then (within their lease), unless it is heard from again.
+    func heartbeat(server: String, aliveUntil: Date) async throws
+    /// Forgets `server`, stopping: a key its requests still hold is taken over at once.
+    func retireServer(_ server: String) async throws
 
     // MARK: - Checkout sessions
 

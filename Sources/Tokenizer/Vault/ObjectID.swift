@@ -37,6 +37,8 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         public static let publishableKey = Kind(prefix: "pk_", timeOrdered: false)
         public static let secretKey = Kind(prefix: "sk_", timeOrdered: false)
         public static let webhookSecret = Kind(prefix: "whsec_", timeOrdered: false)
+        /// A running server process, as the holder of Idempotency-Keys (``ServerPresence``).
+        public static let server = Kind(prefix: "srv_", timeOrdered: true)
     }
 
     public let rawValue: String
