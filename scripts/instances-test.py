@@ -22,12 +22,16 @@ Checks, each with its counts printed:
      lease plus a sweep and none is left pending, no charge answered 503 spent its token, nothing is spent
      twice, each keyed charge and refund made exactly one transaction or refund when answered 201 (202)
      and none otherwise, and every succeeded charge's and refund's event reached the endpoint.
+  7. A server killed while its request holds a charge's Idempotency-Key (its processor taking 3 s, its lease
+     30 s): a retry on another server is told 409 with a Retry-After of its heartbeat's few seconds, then,
+     within 10 s of the kill, answered with that charge as the processor has it (replayed), never run again.
 Only test card numbers are used. Exit status 0 when every check holds, 1 otherwise.
 """
 import argparse
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -246,6 +250,8 @@ def main() -> int:
             refused_tokens: list[str] = []
             # Answers that were false: a 503 on a charge whose token was spent meanwhile.
             false_answers: list[str] = []
+            # Tokens whose charge was answered 503 storage_outcome_unknown, and the transaction its message named.
+            unknown_charges: dict[str, str] = {}
             keyed: dict[str, tuple[int, dict]] = {}
             refunds: dict[str, tuple[int, dict]] = {}
             refund_outcomes: dict[int, int] = {}
@@ -285,6 +291,17 @@ def main() -> int:
                         return status, answer
                     time.sleep(0.3)
 
+            def unknown(token: str, answer: dict) -> bool:
+                """A 503 storage_outcome_unknown: the spend's write was cut off and may have been made; its
+                message names the transaction that may hold the token, to be looked up."""
+                error = answer.get("error", {})
+                if error.get("code") != "storage_outcome_unknown":
+                    return False
+                named = re.search(r"tran_[0-9A-Za-z]+", error.get("message", ""))
+                with lock:
+                    unknown_charges[token] = named.group(0) if named else ""
+                return True
+
             def load(index: int) -> None:
                 turn = 0
                 while not stop.is_set():
@@ -302,12 +319,16 @@ def main() -> int:
                             keyed[key] = (status, charge)
                     else:
                         status, charge = timed(server, "/v1/transactions", body, charges, answered_charges)
-                        if status == 503:
+                        if status == 503 and unknown(token["id"], charge):
+                            pass  # Not "nothing changed": looked up at the end, as its message asks.
+                        elif status == 503:
                             # Tried again, as the document allows: nothing was changed.
                             time.sleep(0.5)
                             again, answer = timed(servers[(index + 1) % 2], "/v1/transactions", body, charges, answered_charges)
                             with lock:
-                                if again == 409 and answer.get("error", {}).get("code") == "token_already_used":
+                                if again == 503 and unknown(token["id"], answer):
+                                    pass
+                                elif again == 409 and answer.get("error", {}).get("code") == "token_already_used":
                                     false_answers.append(token["id"])
                                 elif again not in (0, 201, 202):
                                     # Neither try spent it (none answered what would have).
@@ -385,6 +406,15 @@ def main() -> int:
                   f"a 503 on a charge changed nothing: {len(refused_tokens) + len(false_answers)} charges answered 503 and "
                   f"refused again, {len(false_answers)} of them refused as already used, {len(spent_after_503)} tokens "
                   f"spent by charges answered only 503")
+            # A charge whose spend was cut off said so (storage_outcome_unknown) and named its transaction:
+            # there is none for the token, or that one, failed (the card never went to the processor).
+            held = {row[0]: (row[1], row[2]) for row in psql(database, f"""SELECT token_id, id, status FROM "transaction"
+                    WHERE token_id IN ({",".join("'" + t + "'" for t in unknown_charges) or "''"})""")}
+            unknown_wrong = [t for t, named in unknown_charges.items() if t in held and held[t] != (named, "failed")]
+            check(not unknown_wrong,
+                  f"{len(unknown_charges)} charges answered 503 storage_outcome_unknown (the spend's write cut off): "
+                  f"{sum(1 for t in unknown_charges if t in held)} of them had spent their token, each by the transaction "
+                  f"named, settled failed; {len(unknown_wrong)} otherwise")
             double = psql(database, """SELECT count(*) FROM "transaction" GROUP BY token_id HAVING count(*) > 1""")
             check(not double, f"nothing spent twice ({len(double)} tokens with two transactions)")
             per_key = {row[0]: int(row[1]) for row in psql(
@@ -416,6 +446,41 @@ def main() -> int:
             missing = expected - Hooks.objects()
             check(not missing, f"{len(expected)} succeeded charges and refunds: {len(missing)} events never delivered")
         hooks.shutdown()
+
+        # 7. A server killed while its request holds a charge's Idempotency-Key (issue 65, point 4: the key
+        # answered "still running" for its whole 30 s lease). Server c keys for 30 s and its processor takes
+        # 3 s, so its heartbeat vouches for it 6 s: killed mid-charge, its key is taken over by a retry on a
+        # within those seconds, and answered with the charge as the processor has it, once.
+        c = Server(args.cli, database, work, "c", common + [
+            "--sandbox-journal", os.path.join(work, "sandbox.journal"), "--sandbox-latency", "3000", "--idempotency-lease", "30"])
+        servers.append(c)
+        token = call(c, "POST", "/v1/tokens", sk, VISA)[1]["id"]
+        body = {"token": token, "amount": 900, "currency": "EUR"}
+        holding = threading.Thread(target=lambda: call(c, "POST", "/v1/transactions", sk, body, "killed-1", timeout=10))
+        holding.start()
+        deadline = time.time() + 10
+        while time.time() < deadline and psql(database, """SELECT count(*) FROM "transaction" WHERE idempotency_key = 'killed-1'""")[0][0] == "0":
+            time.sleep(0.05)
+        c.process.kill()
+        c.process.wait()
+        killed = time.time()
+        holding.join()
+        first = call(a, "POST", "/v1/transactions", sk, body, "killed-1")
+        answer = first
+        while answer[0] == 409 and time.time() - killed < 40:
+            time.sleep(0.25)
+            answer = call(a, "POST", "/v1/transactions", sk, body, "killed-1")
+        took = time.time() - killed
+        rows = psql(database, """SELECT id, status FROM "transaction" WHERE idempotency_key = 'killed-1'""")
+        again = call(b, "POST", "/v1/transactions", sk, body, "killed-1")
+        check(first[0] == 409 and 1 <= int(first[2].get("Retry-After", "99")) <= 6 and answer[0] == 201 and took < 10
+              and answer[2].get("Idempotent-Replayed") == "true" and len(rows) == 1
+              and [answer[1].get("id"), answer[1].get("status")] == rows[0] and rows[0][1] != "pending"
+              and again[0] == 201 and again[1] == answer[1],
+              f"a server killed holding a charge's key: the retry on another was told {first[0]} with Retry-After "
+              f"{first[2].get('Retry-After')}, then answered {answer[0]} ({answer[1].get('status')}, replayed: "
+              f"{answer[2].get('Idempotent-Replayed')}) {took:.1f} s after the kill (its lease: 30 s); {len(rows)} transaction "
+              f"for the key, {rows[0][1] if rows else 'none'}; the next retry answered the same: {again[1] == answer[1]}")
     finally:
         for server in servers:
             if server.process.poll() is None:

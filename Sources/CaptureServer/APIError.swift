@@ -171,7 +171,7 @@ public struct APIError: HTTPResponseError, Sendable {
             self.init(.badGateway, .api, code: code, message: error.message)
         case .apiKeyRevoked:
             self.init(.unauthorized, .authentication, code: code, message: error.message)
-        case .storageUnavailable:
+        case .storageUnavailable, .storageOutcomeUnknown:
             // A load balancer or a client retries after the database came back.
             self.init(.serviceUnavailable, .api, code: code, message: error.message)
             retryAfter = 2

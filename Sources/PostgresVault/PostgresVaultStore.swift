@@ -31,6 +31,8 @@ public final class PostgresVaultStore: VaultStore {
     private let held = Atomic<Int>(0)
     private let waiting = Atomic<Int>(0)
     private let refused = Atomic<Int>(0)
+    /// Connection cuts a test asked for (``cutConnection(under:afterRunning:)``).
+    private let faults = Mutex<[(match: String, afterRunning: Bool)]>([])
 
     public var connectionState: StoreConnectionState? {
         StoreConnectionState(
@@ -147,6 +149,9 @@ public final class PostgresVaultStore: VaultStore {
             if stillWaiting.clear() { waiting.subtract(1, ordering: .relaxed) }
         }
         defer { stopWaiting() }
+        // Cleared once `body` has the connection: a connection failing from then on may have
+        // carried a write's commit to the database before it failed.
+        let unsent = Flag()
         do {
             return try await watched.run(
                 refusing: refusal,
@@ -162,10 +167,13 @@ public final class PostgresVaultStore: VaultStore {
                         guard gate.enter() else { throw CancellationError() }
                         held.add(1, ordering: .relaxed)
                         defer { held.subtract(1, ordering: .relaxed) }
+                        _ = unsent.clear()
                         return try await body(connection)
                     }
                 } catch {
-                    throw Self.classify(error)
+                    guard var unavailable = Self.classify(error) as? StoreUnavailable else { throw Self.classify(error) }
+                    unavailable.mayHaveCommitted = unavailable.mayHaveCommitted || !unsent.isSet
+                    throw unavailable
                 }
             }
         } catch let error as StoreUnavailable {
@@ -182,8 +190,13 @@ public final class PostgresVaultStore: VaultStore {
         while true {
             attempt += 1
             do {
-                return try await withConnection { [logger] connection in
-                    try await Self.inTransaction(connection, logger) { connection in try await body(connection) }
+                return try await withConnection { [logger, self] connection in
+                    // A test's cut (``cutConnection(under:afterRunning:)``) matches the block as
+                    // "BEGIN … COMMIT".
+                    try injected(Self.block, ran: false)
+                    let result = try await Self.inTransaction(connection, logger) { connection in try await body(connection) }
+                    try injected(Self.block, ran: true)
+                    return result
                 }
             } catch let error as PostgresStoreError where attempt < 3 && error.isRetryable {
                 continue
@@ -211,17 +224,42 @@ public final class PostgresVaultStore: VaultStore {
 
     /// One statement on a connection of the pool, its rows read to the end.
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await withConnection { [logger] connection in
-            try await Self.rows(query, connection, logger)
+        try await withConnection { [logger, self] connection in
+            try injected(query.sql, ran: false)
+            let rows = try await Self.rows(query, connection, logger)
+            try injected(query.sql, ran: true)
+            return rows
         }
     }
 
     /// One statement that changes rows; returns how many it changed.
     @discardableResult
     func execute(_ query: PostgresQuery) async throws -> Int {
-        try await withConnection { [logger] connection in
-            try await Self.execute(query, connection, logger)
+        try await withConnection { [logger, self] connection in
+            try injected(query.sql, ran: false)
+            let changed = try await Self.execute(query, connection, logger)
+            try injected(query.sql, ran: true)
+            return changed
         }
+    }
+
+    static let block = "BEGIN … COMMIT"
+
+    /// For tests: the connection is cut, once, under the next statement whose text holds
+    /// `match`: before it reaches the database, or after it ran there (`afterRunning`: its
+    /// commit made, its answer lost).
+    package func cutConnection(under match: String, afterRunning: Bool) {
+        faults.withLock { $0.append((match, afterRunning)) }
+    }
+
+    /// Throws the cut ``cutConnection(under:afterRunning:)`` asked for this statement, if any.
+    private func injected(_ sql: String, ran: Bool) throws {
+        let cut = faults.withLock { faults -> Bool in
+            guard let index = faults.firstIndex(where: { $0.afterRunning == ran && sql.contains($0.match) }) else { return false }
+            faults.remove(at: index)
+            return true
+        }
+        if cut { throw StoreUnavailable(reason: "the connection to PostgreSQL was cut (injected by a test)") }
     }
 
     static func rows(_ query: PostgresQuery, _ connection: PostgresConnection, _ logger: Logger) async throws -> [PostgresRow] {
@@ -262,13 +300,16 @@ public final class PostgresVaultStore: VaultStore {
     /// closed, and the request is answered as unavailable.
     func rows<Text>(_ statement: Prepared<Text>) async throws -> [PostgresRow] {
         let closed = "the connection to PostgreSQL closed"
-        return try await withConnection { [logger, watched] connection in
+        return try await withConnection { [logger, watched, self] connection in
             guard !connection.isClosed else { throw StoreUnavailable(reason: closed) }
-            return try await watched.run(refusing: closed, when: .closed(connection)) { _ in
+            try injected(Text.sql, ran: false)
+            let rows = try await watched.run(refusing: closed, when: .closed(connection)) { _ in
                 var rows: [PostgresRow] = []
                 for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
                 return rows
             }
+            try injected(Text.sql, ran: true)
+            return rows
         }
     }
 
@@ -447,6 +488,8 @@ private final class Flag: Sendable {
 
     /// Clears the flag; true for the call that cleared it.
     func clear() -> Bool { set.exchange(false, ordering: .relaxed) }
+
+    var isSet: Bool { self.set.load(ordering: .relaxed) }
 }
 
 /// What the watchdog looks after: each request waiting for a connection, each prepared

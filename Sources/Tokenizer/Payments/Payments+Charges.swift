@@ -49,14 +49,19 @@ extension Payments {
         // without one. The CVC comes out of the vault for this one attempt and goes out of
         // scope with `card` at the end of this function.
         let pending = pendingCharge(request)
-        let card = try await vault.spend(
-            token,
-            merchantID: merchantID,
-            amount: request.amount,
-            currency: currency,
-            charge: pending,
-            keeper: request.keeper
-        )
+        let card: SpentCard
+        do {
+            card = try await vault.spend(
+                token,
+                merchantID: merchantID,
+                amount: request.amount,
+                currency: currency,
+                charge: pending,
+                keeper: request.keeper
+            )
+        } catch where error.code == .storageOutcomeUnknown {
+            return try await spendCutOff(pending, request, merchantID: merchantID, error)
+        }
         guard let recorded = card.pendingCharge else { preconditionFailure("a spend for a charge records it pending") }
         let outcome = await authorize(
             reference: pending.transactionID,
@@ -162,6 +167,51 @@ extension Payments {
             return try await settle(transaction, outcome, paymentMethodID: nil, panLength: card.pan.length, answer: request.answer)
         } catch {
             return Self.outcomeNotWritten(transaction)
+        }
+    }
+
+    /// The answer to a charge whose spend was cut off by the database going away, so that its
+    /// write may have committed: the card was not sent to the processor either way, so no
+    /// money moved. The charge is looked for (within the request's wait for the database):
+    /// recorded, it is settled `failed` (processing_error) and that is the answer; not
+    /// recorded, nothing changed, and the answer says so (`storage_unavailable`); the database
+    /// still away, the answer says that the token may be used up, and by which transaction.
+    private func spendCutOff(
+        _ pending: PendingCharge,
+        _ request: ChargeRequest,
+        merchantID: String,
+        _ error: VaultError
+    ) async throws(VaultError) -> TransactionRecord {
+        let found: TransactionRecord?
+        do {
+            found = try await storing("look for the charge whose spend was cut off") {
+                try await store.transaction(id: pending.transactionID, merchantID: merchantID)
+            }
+        } catch {
+            throw VaultError(
+                .storageOutcomeUnknown,
+                "the vault's database went away while the token was being spent: nothing was charged (the card was not sent "
+                    + "to the processor), but the token may be used up by transaction \(pending.transactionID), which is then "
+                    + "settled failed; look it up once the database is back (in a few seconds), and charge a new token if it failed",
+                cause: error.cause
+            )
+        }
+        // The key, when the spend was to claim it, was claimed exactly when the charge was written.
+        let claiming = request.keeper.map { $0.claim == .unknown } ?? false
+        guard let found else {
+            if claiming { request.keeper?.claimWent(.unclaimed) }
+            throw VaultError(
+                .storageUnavailable,
+                "the vault's database is unavailable; nothing was changed that this answer is about; try again in a few seconds",
+                cause: error.cause
+            )
+        }
+        if claiming { request.keeper?.claimWent(.made) }
+        do {
+            let answer = request.savePaymentMethod ? nil : request.answer
+            return try await settle(found, .failed(code: "processing_error"), paymentMethodID: nil, panLength: nil, answer: answer)
+        } catch {
+            return Self.outcomeNotWritten(found)
         }
     }
 

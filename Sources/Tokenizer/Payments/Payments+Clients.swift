@@ -182,7 +182,13 @@ extension Payments {
         } catch {
             throw VaultError(.storage, "the refund's answer could not be sealed; nothing was refunded, try again")
         }
-        guard let updated = try await storing("record the refund", { try await store.insertRefund(refund, events: events, answer: kept) }) else {
+        let recorded: TransactionRecord?
+        do {
+            recorded = try await storing("record the refund") { try await store.insertRefund(refund, events: events, answer: kept) }
+        } catch where error.code == .storageOutcomeUnknown {
+            try await undoCutOff(refund, answered: kept, error)
+        }
+        guard let updated = recorded else {
             throw VaultError(.refundTooLarge, "a refund of \(amount) is more than the \(left) left to refund on \(transactionID)", param: "amount")
         }
         if let reference = transaction.processorReference {
@@ -200,6 +206,29 @@ extension Payments {
         }
         if let kept { kept.keeper.keep(kept) }
         return (refund, updated)
+    }
+
+    /// A refund whose write was cut off by the database going away, and may have been made:
+    /// it is taken back (``VaultStore/deleteRefund(_:answered:)``, which changes nothing when
+    /// it was not made) before the processor is asked, so that the answer that nothing changed
+    /// is true. The database still away, the answer says what may be recorded.
+    private func undoCutOff(_ refund: RefundRecord, answered: IdempotentAnswer?, _ error: VaultError) async throws(VaultError) -> Never {
+        do {
+            try await storing("take back the refund whose write was cut off") { try await store.deleteRefund(refund, answered: answered) }
+        } catch {
+            throw VaultError(
+                .storageOutcomeUnknown,
+                "the vault's database went away while refund \(refund.id) was being recorded: no money was given back, but the "
+                    + "refund may show as made; look up transaction \(refund.transactionID) once the database is back (in a few "
+                    + "seconds) before refunding again",
+                cause: error.cause
+            )
+        }
+        throw VaultError(
+            .storageUnavailable,
+            "the vault's database is unavailable; nothing was changed that this answer is about; try again in a few seconds",
+            cause: error.cause
+        )
     }
 }
 

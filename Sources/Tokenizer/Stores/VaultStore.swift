@@ -273,9 +273,13 @@ extension VaultStore {
 public struct StoreUnavailable: Error, CustomStringConvertible {
     /// What failed, without any value the request carried.
     public let reason: String
+    /// The connection failed after the statement was sent: a write may have been made (its
+    /// commit reached the database, and the database went away before it answered).
+    public var mayHaveCommitted: Bool
 
-    public init(reason: String) {
+    public init(reason: String, mayHaveCommitted: Bool = false) {
         self.reason = reason
+        self.mayHaveCommitted = mayHaveCommitted
     }
 
     public var description: String { "the vault's database is unavailable: \(reason)" }

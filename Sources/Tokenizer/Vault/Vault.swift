@@ -72,6 +72,13 @@ public struct Vault: Sendable {
             return try await operation()
         } catch let error as VaultError {
             throw error
+        } catch let error as StoreUnavailable where error.mayHaveCommitted {
+            throw VaultError(
+                .storageOutcomeUnknown,
+                "the vault's database went away before this request was answered: a change it asked for may have been made; "
+                    + "no money moved; look up what it would have made, or retry with the same Idempotency-Key, once the database is back in a few seconds",
+                cause: "\(what): \(error.reason)"
+            )
         } catch let error as StoreUnavailable {
             throw VaultError(
                 .storageUnavailable,

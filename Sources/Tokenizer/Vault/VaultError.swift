@@ -24,6 +24,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case cardDataUnavailable = "card_data_unavailable"
             case storage = "storage_error"
             case storageUnavailable = "storage_unavailable"
+            case storageOutcomeUnknown = "storage_outcome_unknown"
             case clientNotFound = "client_not_found"
             case paymentMethodNotFound = "payment_method_not_found"
             case paymentMethodOfAnotherClient = "payment_method_client_mismatch"
@@ -88,6 +89,10 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The store's database cannot be reached now (down, restarting, out of connections):
         /// nothing was changed that the answer is about; try again after a few seconds.
         public static let storageUnavailable = Code(base: .storageUnavailable)
+        /// The store's database went away while a write of this request was on its way: it may
+        /// have been made. No money moved; the message says what may have been recorded and
+        /// how to learn whether it was.
+        public static let storageOutcomeUnknown = Code(base: .storageOutcomeUnknown)
 
         /// No client with this id for this merchant.
         public static let clientNotFound = Code(base: .clientNotFound)
