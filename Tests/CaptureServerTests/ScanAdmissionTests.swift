@@ -60,7 +60,9 @@ struct ScanAdmissionTests {
             var probe = ""
             for _ in 0..<150 {
                 let connection = try RawConnection(port: port, timeout: 60)
-                _ = await connection.send(Self.head(key: fixture.shop.publishable, address: "203.0.113.0", length: 8) + [UInt8](repeating: 0x89, count: 8))
+                _ = await connection.send(
+                    Self.head(key: fixture.shop.publishable, address: "203.0.113.0", length: 8) + [UInt8](repeating: 0x89, count: 8)
+                )
                 probe = await connection.receive()
                 if probe.hasPrefix("HTTP/1.1 429"), probe.contains("at once") { break }
                 try await Task.sleep(for: .milliseconds(200))

@@ -59,7 +59,7 @@ extension Payments {
                 charge: pending,
                 keeper: request.keeper
             )
-        } catch where error.code == .storageOutcomeUnknown {
+        } catch let error where error.code == .storageOutcomeUnknown {
             return try await spendCutOff(pending, request, merchantID: merchantID, error)
         }
         guard let recorded = card.pendingCharge else { preconditionFailure("a spend for a charge records it pending") }

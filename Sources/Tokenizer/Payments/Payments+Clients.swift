@@ -185,7 +185,7 @@ extension Payments {
         let recorded: TransactionRecord?
         do {
             recorded = try await storing("record the refund") { try await store.insertRefund(refund, events: events, answer: kept) }
-        } catch where error.code == .storageOutcomeUnknown {
+        } catch let error where error.code == .storageOutcomeUnknown {
             try await undoCutOff(refund, answered: kept, error)
         }
         guard let updated = recorded else {
