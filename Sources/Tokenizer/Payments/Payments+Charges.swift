@@ -200,11 +200,7 @@ extension Payments {
         let claiming = request.keeper.map { $0.claim == .unknown } ?? false
         guard let found else {
             if claiming { request.keeper?.claimWent(.unclaimed) }
-            throw VaultError(
-                .storageUnavailable,
-                "the vault's database is unavailable; nothing was changed that this answer is about; try again in a few seconds",
-                cause: error.cause
-            )
+            throw VaultError.storageUnavailable(cause: error.cause)
         }
         if claiming { request.keeper?.claimWent(.made) }
         do {

@@ -224,11 +224,7 @@ extension Payments {
                 cause: error.cause
             )
         }
-        throw VaultError(
-            .storageUnavailable,
-            "the vault's database is unavailable; nothing was changed that this answer is about; try again in a few seconds",
-            cause: error.cause
-        )
+        throw VaultError.storageUnavailable(cause: error.cause)
     }
 }
 

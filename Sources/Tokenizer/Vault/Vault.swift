@@ -80,11 +80,7 @@ public struct Vault: Sendable {
                 cause: "\(what): \(error.reason)"
             )
         } catch let error as StoreUnavailable {
-            throw VaultError(
-                .storageUnavailable,
-                "the vault's database is unavailable; nothing was changed that this answer is about; try again in a few seconds",
-                cause: "\(what): \(error.reason)"
-            )
+            throw VaultError.storageUnavailable(cause: "\(what): \(error.reason)")
         } catch {
             throw VaultError(
                 .storage,

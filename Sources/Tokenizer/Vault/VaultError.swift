@@ -165,4 +165,13 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(code): \(message)" }
+
+    /// The database away, and nothing changed that the request asked for; `cause` for the log.
+    static func storageUnavailable(cause: String?) -> VaultError {
+        VaultError(
+            .storageUnavailable,
+            "the vault's database is unavailable; nothing was changed that this answer is about; try again in a few seconds",
+            cause: cause
+        )
+    }
 }
