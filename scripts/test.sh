@@ -64,6 +64,10 @@ asan=$!
 # fails (test-artifacts/fuzz).
 .venv-test/bin/python scripts/fuzz-api.py --cli .build/debug/capture-cli --max-time 60
 lap "the schema fuzzer"
+# A client generated from openapi.json by openapi-python-client, default configuration, no warning,
+# driving a server through a checkout backend's flow, typed (issue 66).
+.venv-test/bin/python scripts/python-client-test.py --cli .build/debug/capture-cli
+lap "the generated Python client"
 # The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
 # cancel; screenshots in test-artifacts/browser.
 .venv-test/bin/python scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser

@@ -390,6 +390,13 @@ struct WebhookTests {
         let payments = Self.payments(fixture)
         let endpoint = try await payments.createWebhookEndpoint(url: "https://shop.example/hooks", events: ["*"], merchantID: fixture.merchantID)
         #expect(endpoint.endpoint.events == nil, "[\"*\"] is every type")
+        let starred = try await payments.createWebhookEndpoint(
+            url: "https://shop.example/all",
+            events: ["refund.created", "*"],
+            merchantID: fixture.merchantID
+        )
+        #expect(starred.endpoint.events == nil, "a list holding \"*\" is every type, as openapi.json's enum of items says")
+        try await payments.deleteWebhookEndpoint(starred.endpoint.id, merchantID: fixture.merchantID)
         _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
         try await payments.deleteWebhookEndpoint(endpoint.endpoint.id, merchantID: fixture.merchantID)
         #expect(try await Self.due(payments).isEmpty)

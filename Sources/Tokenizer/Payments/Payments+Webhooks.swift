@@ -24,7 +24,7 @@ extension Payments {
     /// Endpoints a merchant may have at once.
     public static let webhookEndpointLimit = 16
 
-    /// Adds an endpoint that is sent `events` (nil or `["*"]` for every type) from now on.
+    /// Adds an endpoint that is sent `events` (nil, or a list holding `"*"`, for every type) from now on.
     ///
     /// - Throws: ``VaultError`` `invalid_address` for a URL that is not absolute http(s) or
     ///   whose host is not a public address (``webhookAddresses``), `invalid_request` for an
@@ -33,8 +33,9 @@ extension Payments {
     public func createWebhookEndpoint(url: String, events: [String]?, merchantID: String) async throws(VaultError) -> NewWebhookEndpoint {
         let address = try WebAddress(url, param: "url")
         let url = address.text
-        // ["*"] is every type, as leaving the list out is (Stripe's spelling).
-        let events = events == ["*"] ? nil : events
+        // "*" is every type, as leaving the list out is (Stripe's spelling), whatever else the
+        // list names: openapi.json says so in a form client generators read (an enum of items).
+        let events = events?.contains("*") == true ? nil : events
         if let events {
             guard !events.isEmpty else {
                 throw VaultError(.invalidRequest, "events must name at least one event type, or be left out for all", param: "events")
