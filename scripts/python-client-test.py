@@ -95,7 +95,7 @@ def main() -> int:
         check(charged.status_code == 201 and isinstance(charged.parsed, models.Transaction)
               and charged.parsed.status == models.TransactionStatus.SUCCEEDED
               and again.status_code == 201 and again.parsed.id == charged.parsed.id
-              and again.headers.get("Idempotent-Replayed") == "true",
+              and again.headers.get("Idempotent-Replayed") == "true" and charged.headers.get("Request-Id", "").startswith("req_"),
               f"a keyed charge {charged.status_code} {getattr(charged.parsed, 'status', None)}, its replay {again.status_code} "
               f"the same transaction: {getattr(again.parsed, 'id', None) == getattr(charged.parsed, 'id', 1)}")
         spent = charge.sync_detailed(client=secret, body=body)
@@ -144,7 +144,10 @@ def main() -> int:
         # 8. The events.
         events = operation("list_events").sync(client=secret, limit=100)
         kinds = sorted({event.type_.value for event in events.data})
-        check("transaction.succeeded" in kinds and "refund.created" in kinds, f"the events: {kinds}")
+        objects = {event.type_.value: type(event.data.object_).__name__ for event in events.data}
+        check("transaction.succeeded" in kinds and "refund.created" in kinds
+              and objects.get("transaction.succeeded") == "Transaction" and objects.get("refund.created") == "Refund",
+              f"the events, each with its object typed: {objects}")
 
         # 9. A scan of a JPEG, made into a token.
         from PIL import Image  # In .venv-test: the fixtures are PNGs.

@@ -88,7 +88,7 @@ struct OpenAPITests {
             return (value as? [Any])?.flatMap(patterns) ?? []
         }
         let kinds: [ObjectID.Kind] = [
-            .token, .transaction, .client, .paymentMethod, .scan, .checkoutSession, .webhookEndpoint, .event, .webhookDelivery,
+            .token, .transaction, .client, .paymentMethod, .scan, .checkoutSession, .webhookEndpoint, .event, .webhookDelivery, .request,
         ]
         let idPatterns = Set(patterns(try Self.document()).filter { $0.hasPrefix("^") && $0.contains("_[0-9A-Za-z]") })
         #expect(idPatterns.count >= kinds.count)
