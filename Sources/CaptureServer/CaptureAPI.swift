@@ -132,6 +132,7 @@ public struct CaptureAPI: Sendable {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
         let v1 = router.group("v1").add(middleware: AuthMiddleware(vault: vault)).add(middleware: QueryParameterMiddleware())
+            .add(middleware: PathParameterMiddleware())
         let idempotent = IdempotentRequests(keys: IdempotencyKeys(vault: vault, lease: idempotencyLease, presence: presence))
         TokenRoutes(vault: vault, metrics: metrics, idempotent: idempotent, limiter: tokenLimiter, trustedProxies: trustedProxies).add(to: v1)
         let scanning = makeScanning()

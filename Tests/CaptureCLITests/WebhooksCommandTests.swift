@@ -142,7 +142,7 @@ struct WebhooksCommandTests {
             let again = try CLIRunner.run(arguments)
             #expect(again.status == 1 && again.stderr.contains("each one has it pending already"))
 
-            let unknown = try CLIRunner.run(["webhooks", "resend", "evt_nothing", "--server", server.url, "--key", secret])
+            let unknown = try CLIRunner.run(["webhooks", "resend", "evt_0000000000000000000000", "--server", server.url, "--key", secret])
             #expect(unknown.status == 2 && unknown.stderr.contains("event_not_found"))
             let usage = try CLIRunner.run(["webhooks", "resend", "cs_x", "--server", server.url, "--key", secret])
             #expect(usage.status == 2 && usage.stderr.contains("give an event id"))

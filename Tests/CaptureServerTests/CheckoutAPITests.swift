@@ -107,8 +107,12 @@ struct CheckoutAPITests {
             let (again, againBody) = try await client.send(.post, "/v1/checkout_sessions/\(session.id)/cancel", key: fixture.shop.secret)
             #expect(again == .conflict)
             #expect(try decode(ErrorBody.self, againBody).error.code == "checkout_session_not_open")
-            let (unknown, _) = try await client.send(.post, "/v1/checkout_sessions/cs_nothing/cancel", key: fixture.shop.secret)
+            let (unknown, _) = try await client.send(.post, "/v1/checkout_sessions/cs_0000000000000000000000/cancel", key: fixture.shop.secret)
             #expect(unknown == .notFound)
+            // An id that is no session id at all is a mistake in the request: 400, naming it.
+            let (malformed, malformedBody) = try await client.send(.post, "/v1/checkout_sessions/cs_nothing/cancel", key: fixture.shop.secret)
+            let refusal = try decode(ErrorBody.self, malformedBody).error
+            #expect(malformed == .badRequest && refusal.code == "parameter_invalid" && refusal.param == "id")
         }
     }
 

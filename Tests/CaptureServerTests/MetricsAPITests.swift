@@ -33,7 +33,7 @@ struct MetricsAPITests {
                     == .created
             )
             #expect(try await client.send(.get, "/v1/tokens/\(token.id)", key: fixture.shop.secret).0 == .ok)
-            #expect(try await client.send(.get, "/v1/tokens/tok_missing", key: fixture.shop.secret).0 == .notFound)
+            #expect(try await client.send(.get, "/v1/tokens/tok_0000000000000000000000", key: fixture.shop.secret).0 == .notFound)
             #expect(try await client.send(.get, "/nowhere", key: nil).0 == .notFound)
 
             let (status, body) = try await client.send(.get, "/metrics", key: nil)

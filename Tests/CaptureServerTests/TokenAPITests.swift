@@ -76,7 +76,9 @@ struct TokenAPITests {
             (#"{"number": "4242424242424242", "exp_month": "01", "exp_year": 2030}"#, 400, "invalid_request_error", "parameter_invalid", "exp_month"),
             (#"{"number": "4242424242424242", "exp_year": 2030}"#, 400, "invalid_request_error", "parameter_missing", "exp_month"),
             (
-                #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "amount": 100}"#, 400, "invalid_request_error", "invalid_currency",
+                // Issue 66: it said invalid_currency; the parameter that is missing is named.
+                #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "amount": 100}"#, 400, "invalid_request_error",
+                "parameter_missing",
                 "currency"
             ),
             (
@@ -96,7 +98,7 @@ struct TokenAPITests {
             // A currency binds only with an amount; a currency in mixed case is no code.
             (
                 #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "currency": "usd"}"#, 400, "invalid_request_error",
-                "invalid_request", "amount"
+                "parameter_missing", "amount"
             ),
             (
                 #"{"number": "4242424242424242", "exp_month": 1, "exp_year": 2030, "amount": 5, "currency": "Usd"}"#, 400, "invalid_request_error",

@@ -198,7 +198,7 @@ struct WebhookAPITests {
                     let error = try decode(ErrorBody.self, data).error
                     #expect(status == .badRequest && error.param == param, "\(query)")
                 }
-                #expect(try await client.send(.get, "/v1/events/evt_nothing", key: key).0 == .notFound)
+                #expect(try await client.send(.get, "/v1/events/evt_0000000000000000000000", key: key).0 == .notFound)
                 #expect(try await client.send(.get, "/v1/events/\(eventID)", key: fixture.other.secret).0 == .notFound)
                 #expect(try await client.send(.get, "/v1/events", key: fixture.shop.publishable).0 == .forbidden)
 
@@ -232,7 +232,11 @@ struct WebhookAPITests {
                 try #require(received.count == 2)
                 #expect(received[0].body == received[1].body && Array(eventData) == received[1].body)
                 for request in received { #expect(WebhookSignature.verify(request.signature ?? "", body: request.body, secret: secret, now: Date())) }
-                let unknown = try await client.send(.post, "/v1/webhook_endpoints/\(endpoint.id)/deliveries/whd_nothing/retry", key: key)
+                let unknown = try await client.send(
+                    .post,
+                    "/v1/webhook_endpoints/\(endpoint.id)/deliveries/whd_0000000000000000000000/retry",
+                    key: key
+                )
                 let unknownCode = try decode(ErrorBody.self, unknown.1).error.code
                 #expect(unknown.0 == .notFound && unknownCode == "webhook_delivery_not_found")
 

@@ -52,6 +52,18 @@ struct TokenRoutes {
             }
         }
 
+        /// An amount and a currency bind a token together: one without the other names the
+        /// missing one, as openapi.json's dependentRequired says.
+        func checkBinding() throws {
+            // A currency that is no code is said as such first (invalid_currency, by the vault).
+            if let currency, (try? Currency(currency)) == nil { return }
+            switch (amount, currency) {
+            case (.some, nil): throw Self.missing("currency", "currency is required with amount: a token is bound to both, or neither")
+            case (nil, .some): throw Self.missing("amount", "amount is required with currency: a token is bound to both, or neither")
+            default: break
+            }
+        }
+
         static func missing(_ param: String, _ message: String) -> APIError {
             APIError(.badRequest, .invalidRequest, code: "parameter_missing", message: message, param: param)
         }
@@ -113,6 +125,7 @@ struct TokenRoutes {
 
     /// The token for a card or a scan, and which it was.
     private func create(_ body: CreateBody, merchantID: String) async throws -> (Token, String) {
+        try body.checkBinding()
         let expiry = try body.expiry()
         if let holder = body.holder, TextRules.length(holder) > 100 {
             throw APIError(.badRequest, .invalidRequest, code: "parameter_invalid", message: "holder is limited to 100 characters", param: "holder")

@@ -61,7 +61,7 @@ extension Vault {
         case (let amount?, let boundCurrency?):
             try Self.check(amount: amount, in: boundCurrency)
         case (.some, nil):
-            throw VaultError(.invalidCurrency, "an amount binds a token only with its currency: give currency as well")
+            throw VaultError(.invalidRequest, "an amount binds a token only with its currency: give currency as well, or neither", param: "currency")
         case (nil, .some):
             throw VaultError(.invalidRequest, "a currency binds a token only with an amount: give amount as well, or neither", param: "amount")
         case (nil, nil):
