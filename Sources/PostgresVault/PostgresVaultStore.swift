@@ -33,6 +33,8 @@ public final class PostgresVaultStore: VaultStore {
     private let refused = Atomic<Int>(0)
     /// Connection cuts a test asked for (``cutConnection(under:afterRunning:)``).
     private let faults = Mutex<[(match: String, afterRunning: Bool)]>([])
+    /// How many of them wait: none (every server's case), and a statement takes no lock for them.
+    private let armed = Atomic<Int>(0)
 
     public var connectionState: StoreConnectionState? {
         StoreConnectionState(
@@ -171,7 +173,8 @@ public final class PostgresVaultStore: VaultStore {
                         return try await body(connection)
                     }
                 } catch {
-                    guard var unavailable = Self.classify(error) as? StoreUnavailable else { throw Self.classify(error) }
+                    let classified = Self.classify(error)
+                    guard var unavailable = classified as? StoreUnavailable else { throw classified }
                     unavailable.mayHaveCommitted = unavailable.mayHaveCommitted || !unsent.isSet
                     throw unavailable
                 }
@@ -193,10 +196,9 @@ public final class PostgresVaultStore: VaultStore {
                 return try await withConnection { [logger, self] connection in
                     // A test's cut (``cutConnection(under:afterRunning:)``) matches the block as
                     // "BEGIN … COMMIT".
-                    try injected(Self.block, ran: false)
-                    let result = try await Self.inTransaction(connection, logger) { connection in try await body(connection) }
-                    try injected(Self.block, ran: true)
-                    return result
+                    try await injecting(Self.block) {
+                        try await Self.inTransaction(connection, logger) { connection in try await body(connection) }
+                    }
                 }
             } catch let error as PostgresStoreError where attempt < 3 && error.isRetryable {
                 continue
@@ -225,10 +227,7 @@ public final class PostgresVaultStore: VaultStore {
     /// One statement on a connection of the pool, its rows read to the end.
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await withConnection { [logger, self] connection in
-            try injected(query.sql, ran: false)
-            let rows = try await Self.rows(query, connection, logger)
-            try injected(query.sql, ran: true)
-            return rows
+            try await injecting(query.sql) { try await Self.rows(query, connection, logger) }
         }
     }
 
@@ -236,10 +235,7 @@ public final class PostgresVaultStore: VaultStore {
     @discardableResult
     func execute(_ query: PostgresQuery) async throws -> Int {
         try await withConnection { [logger, self] connection in
-            try injected(query.sql, ran: false)
-            let changed = try await Self.execute(query, connection, logger)
-            try injected(query.sql, ran: true)
-            return changed
+            try await injecting(query.sql) { try await Self.execute(query, connection, logger) }
         }
     }
 
@@ -250,16 +246,29 @@ public final class PostgresVaultStore: VaultStore {
     /// commit made, its answer lost).
     package func cutConnection(under match: String, afterRunning: Bool) {
         faults.withLock { $0.append((match, afterRunning)) }
+        armed.add(1, ordering: .relaxed)
     }
 
-    /// Throws the cut ``cutConnection(under:afterRunning:)`` asked for this statement, if any.
+    /// Runs the statement (or block) `sql`, `run`, with the cuts ``cutConnection(under:afterRunning:)``
+    /// asked for it thrown before or after it.
+    private func injecting<T>(_ sql: String, _ run: () async throws -> T) async throws -> T {
+        try injected(sql, ran: false)
+        let result = try await run()
+        try injected(sql, ran: true)
+        return result
+    }
+
+    /// Throws the cut asked for this statement at this point, if any.
     private func injected(_ sql: String, ran: Bool) throws {
+        guard armed.load(ordering: .relaxed) > 0 else { return }
         let cut = faults.withLock { faults -> Bool in
             guard let index = faults.firstIndex(where: { $0.afterRunning == ran && sql.contains($0.match) }) else { return false }
             faults.remove(at: index)
             return true
         }
-        if cut { throw StoreUnavailable(reason: "the connection to PostgreSQL was cut (injected by a test)") }
+        guard cut else { return }
+        armed.subtract(1, ordering: .relaxed)
+        throw StoreUnavailable(reason: "the connection to PostgreSQL was cut (injected by a test)")
     }
 
     static func rows(_ query: PostgresQuery, _ connection: PostgresConnection, _ logger: Logger) async throws -> [PostgresRow] {
@@ -302,14 +311,13 @@ public final class PostgresVaultStore: VaultStore {
         let closed = "the connection to PostgreSQL closed"
         return try await withConnection { [logger, watched, self] connection in
             guard !connection.isClosed else { throw StoreUnavailable(reason: closed) }
-            try injected(Text.sql, ran: false)
-            let rows = try await watched.run(refusing: closed, when: .closed(connection)) { _ in
-                var rows: [PostgresRow] = []
-                for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
-                return rows
+            return try await injecting(Text.sql) {
+                try await watched.run(refusing: closed, when: .closed(connection)) { _ in
+                    var rows: [PostgresRow] = []
+                    for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+                    return rows
+                }
             }
-            try injected(Text.sql, ran: true)
-            return rows
         }
     }
 
