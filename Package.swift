@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "Tokenizer", targets: ["Tokenizer"]),
         .library(name: "PostgresVault", targets: ["PostgresVault"]),
         .library(name: "CaptureServer", targets: ["CaptureServer"]),
+        .library(name: "CaptureClient", targets: ["CaptureClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -45,6 +46,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
     ],
     targets: [
         // MARK: - C libraries
@@ -137,6 +140,19 @@ let package = Package(
             resources: [.copy("openapi.json"), .copy("Pages")],
             swiftSettings: swiftSettings
         ),
+        // The official Swift client of the HTTP API: swift-openapi-generator's code from openapi.json
+        // (Generated/, `make client`) and what a payments SDK adds to it. Nothing of the vault, the
+        // scanner or the server: an app brings the transport (AsyncHTTPClient, URLSession).
+        .target(
+            name: "CaptureClient",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                // HMAC-SHA256 for webhook signatures.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "capture-cli",
             dependencies: [
@@ -144,6 +160,9 @@ let package = Package(
                 "Tokenizer",
                 "PostgresVault",
                 "CaptureServer",
+                "CaptureClient",
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -188,6 +207,23 @@ let package = Package(
                 "PostgresVault",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The Swift client against a live server: retries behind a proxy that drops an answer,
+        // pagination, webhook signatures, and the generated files against the document.
+        .testTarget(
+            name: "CaptureClientTests",
+            dependencies: [
+                "CaptureClient",
+                "CaptureServer",
+                "Tokenizer",
+                "StoreTestSupport",
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

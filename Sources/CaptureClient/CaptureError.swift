@@ -1,0 +1,179 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+/// Why a call to the API did not give the answer asked for: the API's own error answer (its
+/// `type`, `code`, `message` and `param`, as openapi.json lists them), no answer at all, or an
+/// answer the document does not allow.
+///
+/// Whether money may have moved is in ``outcome``: an error answer means the request changed
+/// nothing, except `storage_outcome_unknown`, which says it may have; a request that got no
+/// answer may have been carried out, and sending it again with the same ``idempotencyKey`` gives
+/// its result without doing it twice.
+public struct CaptureError: Error, Sendable, CustomStringConvertible {
+    public enum Outcome: Sendable, Equatable {
+        /// The server answered that nothing was done.
+        case nothingDone
+        /// It may have been done: no answer came, or the server could not tell
+        /// (`storage_outcome_unknown`). Send it again with the same Idempotency-Key to know.
+        case unknown
+    }
+
+    /// The HTTP status of the answer; nil when none came.
+    public let status: Int?
+    /// The API's error type (`card_error`, `invalid_request_error`, …); nil when there was no
+    /// error answer.
+    public let type: String?
+    /// The API's error code (`invalid_number`, `token_already_used`, …), or this client's:
+    /// `no_answer`, `redirect` (the API never redirects, and the key is not sent on),
+    /// `unexpected_answer` (a status or body the document does not allow).
+    public let code: String
+    public let message: String
+    /// The request's parameter the error is about.
+    public let param: String?
+    /// The answer's `Request-Id` (req_…): quote it when asking about a request.
+    public let requestID: String?
+    /// The seconds the answer asked to wait before trying again.
+    public let retryAfter: Int?
+    /// The Idempotency-Key the request went with: send the request again with it to get its
+    /// first answer rather than doing it twice.
+    public let idempotencyKey: String?
+    public let outcome: Outcome
+
+    /// A card the API refused (a number no brand issues, an expired card, …): for the buyer to
+    /// correct, not for the developer.
+    public var isCardError: Bool { type == "card_error" }
+
+    public var description: String {
+        var text = "\(code): \(message)"
+        if let requestID { text += " (\(requestID))" }
+        return text
+    }
+
+    init(
+        status: Int?,
+        type: String? = nil,
+        code: String,
+        message: String,
+        param: String? = nil,
+        requestID: String? = nil,
+        retryAfter: Int? = nil,
+        idempotencyKey: String? = nil,
+        outcome: Outcome
+    ) {
+        self.status = status
+        self.type = type
+        self.code = code
+        self.message = message
+        self.param = param
+        self.requestID = requestID
+        self.retryAfter = retryAfter
+        self.idempotencyKey = idempotencyKey
+        self.outcome = outcome
+    }
+
+    /// What `error`, thrown by a call to the generated client, says.
+    init(_ error: any Error, server: URL) {
+        let cause = (error as? ClientError)?.underlyingError ?? error
+        if let known = cause as? CaptureError {
+            self = known
+        } else if cause is DecodingError {
+            self.init(
+                status: (error as? ClientError)?.response.map { $0.status.code },
+                code: "unexpected_answer",
+                message: "the API at \(server.absoluteString) answered with a body this client cannot read: \(cause)",
+                outcome: .unknown
+            )
+        } else if let error = error as? ClientError, let response = error.response {
+            self.init(
+                status: response.status.code,
+                code: "unexpected_answer",
+                message: "the API at \(server.absoluteString) answered \(response.status.code), an answer openapi.json does not list for this request",
+                outcome: .unknown
+            )
+        } else {
+            let key = (error as? ClientError)?.request?.headerFields[IdempotencyKeys.header]
+            self.init(server: server, noAnswer: cause, idempotencyKey: key)
+        }
+    }
+
+    /// A request that got no answer: it may have been carried out.
+    init(server: URL, noAnswer cause: any Error, idempotencyKey: String?) {
+        let retry =
+            idempotencyKey.map { "send it again with Idempotency-Key \($0) to get its result without doing it twice" }
+            ?? "look before you try again"
+        self.init(
+            status: nil,
+            code: "no_answer",
+            message: "no answer from the API at \(server.absoluteString) (\(cause)): the request may have been carried out; \(retry)",
+            idempotencyKey: idempotencyKey,
+            outcome: .unknown
+        )
+    }
+}
+
+/// An answer of an error status is thrown as a ``CaptureError`` with the API's error object,
+/// so that each call's result is its success or an error with a code. A redirect is one too:
+/// the API never redirects, and following it would send the key elsewhere.
+struct ErrorAnswers: ClientMiddleware {
+    /// More than any error body the API writes.
+    static let largestBody = 1 << 16
+
+    struct Body: Decodable {
+        struct Detail: Decodable {
+            let type: String
+            let code: String
+            let message: String
+            let param: String?
+        }
+        let error: Detail
+    }
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let (response, responseBody) = try await next(request, body, baseURL)
+        let status = response.status.code
+        guard status >= 300 else { return (response, responseBody) }
+        let key = request.headerFields[IdempotencyKeys.header]
+        let requestID = response.headerFields[HTTPField.Name("Request-Id")!]
+        if status < 400 {
+            throw CaptureError(
+                status: status,
+                code: "redirect",
+                message: "the server at \(baseURL.absoluteString) answered \(status), a redirect; the API never redirects, so it was not followed and the key went nowhere else: check the server's URL",
+                requestID: requestID,
+                outcome: .nothingDone
+            )
+        }
+        var bytes = Data()
+        if let responseBody { bytes = try await Data(collecting: responseBody, upTo: Self.largestBody) }
+        guard let answer = try? JSONDecoder().decode(Body.self, from: bytes) else {
+            throw CaptureError(
+                status: status,
+                code: "unexpected_answer",
+                message: "the server at \(baseURL.absoluteString) answered \(status) without the API's JSON error (is it the API?)",
+                requestID: requestID,
+                idempotencyKey: key,
+                outcome: .unknown
+            )
+        }
+        throw CaptureError(
+            status: status,
+            type: answer.error.type,
+            code: answer.error.code,
+            message: answer.error.message,
+            param: answer.error.param,
+            requestID: requestID,
+            retryAfter: response.headerFields[.retryAfter].flatMap { Int($0) },
+            idempotencyKey: key,
+            // The API's 4xx and 503s change nothing, except the 503 that says it cannot tell; a
+            // 500 is a fault whose effect is not known.
+            outcome: status < 500 || (status == 503 && answer.error.code != "storage_outcome_unknown") ? .nothingDone : .unknown
+        )
+    }
+}
