@@ -201,6 +201,8 @@ let package = Package(
             name: "CaptureServerTests",
             dependencies: [
                 "CaptureServer",
+                // Webhook deliveries read as a merchant's endpoint reads them.
+                "CaptureClient",
                 "CardCapture",
                 "Tokenizer",
                 "StoreTestSupport",

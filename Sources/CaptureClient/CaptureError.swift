@@ -39,6 +39,8 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
     /// first answer rather than doing it twice.
     public let idempotencyKey: String?
     public let outcome: Outcome
+    /// What the transport threw, for a request that got no answer.
+    public let underlyingError: (any Error)?
 
     /// A card the API refused (a number no brand issues, an expired card, …): for the buyer to
     /// correct, not for the developer.
@@ -59,7 +61,8 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
         requestID: String? = nil,
         retryAfter: Int? = nil,
         idempotencyKey: String? = nil,
-        outcome: Outcome
+        outcome: Outcome,
+        underlyingError: (any Error)? = nil
     ) {
         self.status = status
         self.type = type
@@ -70,6 +73,7 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
         self.retryAfter = retryAfter
         self.idempotencyKey = idempotencyKey
         self.outcome = outcome
+        self.underlyingError = underlyingError
     }
 
     /// What `error`, thrown by a call to the generated client, says.
@@ -107,7 +111,8 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
             code: "no_answer",
             message: "no answer from the API at \(server.absoluteString) (\(cause)): the request may have been carried out; \(retry)",
             idempotencyKey: idempotencyKey,
-            outcome: .unknown
+            outcome: .unknown,
+            underlyingError: cause
         )
     }
 }

@@ -52,10 +52,11 @@ struct Retries: ClientMiddleware {
         operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        guard policy.attempts > 1 else { return try await next(request, body, baseURL) }
         // A body that can be read once is kept, to be sent whole on each attempt.
         var bytes: Data?
-        if let body, body.iterationBehavior == .single { bytes = try await Data(collecting: body, upTo: Self.largestBody) }
+        if policy.attempts > 1, let body, body.iterationBehavior == .single {
+            bytes = try await Data(collecting: body, upTo: Self.largestBody)
+        }
         let safeAfterNetworkError =
             [.get, .head, .delete, .put, .options].contains(request.method) || request.headerFields[IdempotencyKeys.header] != nil
         var attempt = 1

@@ -1,3 +1,4 @@
+import CaptureClient
 import CardCapture
 import Foundation
 
@@ -32,22 +33,21 @@ extension APIClient {
             print(String(decoding: data, as: UTF8.self))
             return
         }
-        let summary = token["card"] as? [String: Any] ?? [:]
-        let last4 = summary["last4"] as? String ?? "????"
-        print(
-            "\(token["id"] as? String ?? "?")  \(summary["brand"] as? String ?? "card") ****\(last4)  expires \(token["expires_at"] as? String ?? "?")"
-        )
+        print("\(token.id)  \(token.card.brand.rawValue) ****\(token.card.last4)  expires \(APIClient.time(token.expiresAt))")
     }
 
     /// A token for the card: the object and the body as sent; the API's refusal ends the
-    /// command (``APIClient/object(_:_:)``).
-    func createToken(_ card: CardFields, amount: Int?, currency: String?) async throws -> ([String: Any], Data) {
-        var body: [String: Any] = ["number": card.number, "exp_month": card.month, "exp_year": card.year]
-        body["cvc"] = card.cvc
-        body["holder"] = card.holder
-        body["amount"] = amount
-        body["currency"] = currency
-        let (status, data) = try await send("POST", "v1/tokens", body: body)
-        return (try Self.object(status, data), data)
+    /// command (``APIClient/call(retry:_:)``).
+    func createToken(_ card: CardFields, amount: Int?, currency: String?) async throws -> (Components.Schemas.Token, Data) {
+        let request = Components.Schemas.CardTokenRequest(
+            number: card.number,
+            expMonth: card.month,
+            expYear: card.year,
+            cvc: card.cvc,
+            holder: card.holder,
+            amount: amount,
+            currency: try currency.map(APIClient.currency)
+        )
+        return try await call { try await $0.createToken(body: .json(.CardTokenRequest(request))).created.body.json }
     }
 }

@@ -1,9 +1,12 @@
 import ArgumentParser
+import AsyncHTTPClient
+import CaptureClient
 import Foundation
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPTypes
+import NIOCore
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+import Synchronization
 
 /// Where the API is and which key to use: the options `tokenize` and `charge` share.
 struct ServerOptions: ParsableArguments {
@@ -21,92 +24,116 @@ struct ServerOptions: ParsableArguments {
     }
 }
 
-/// A small client of the HTTP API for the command line.
+/// The API as the command line calls it: through CaptureClient, the package's Swift client
+/// generated from openapi.json (so the document cannot drift from what the project uses), over
+/// AsyncHTTPClient, with the command line's way of ending on an error.
 struct APIClient {
+    let capture: CaptureClient
     let base: URL
-    let key: String
+    private let answers = LastAnswer()
 
     /// A client of the API at `server`, with `key` or else `$CAPTURE_API_KEY`.
     ///
     /// - Throws: `ValidationError` for a URL that is not http(s) or no key.
     init(server: String, key: String?) throws {
-        guard let base = URL(string: server), base.scheme == "http" || base.scheme == "https" else {
+        guard let base = URL(string: server), base.scheme == "http" || base.scheme == "https", base.host != nil else {
             throw ValidationError("--server must be an http:// or https:// URL, such as http://127.0.0.1:8080")
         }
         guard let key = key ?? ProcessInfo.processInfo.environment["CAPTURE_API_KEY"], !key.isEmpty else {
             throw ValidationError("give --key or set CAPTURE_API_KEY (keys come from `capture-cli keys create`)")
         }
         self.base = base
-        self.key = key
+        capture = CaptureClient(
+            server: base,
+            key: key,
+            transport: AsyncHTTPClientTransport(configuration: .init(client: Self.http, timeout: .seconds(60))),
+            middlewares: [answers]
+        )
     }
 
-    /// The status and JSON body of a request; a server that cannot be reached ends the
-    /// command with status 2 and says which server it tried. A request that got no answer
-    /// says it may have been carried out, and how to retry it safely.
-    func send(_ method: String, _ path: String, body: [String: Any]? = nil, idempotencyKey: String? = nil) async throws -> (Int, Data) {
-        var request = URLRequest(url: base.appendingPathComponent(path))
-        request.httpMethod = method
-        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        }
-        if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
-        let data: Data
-        let response: URLResponse
+    /// One HTTP client for the process, that follows no redirect (the key must not go to
+    /// another host a server points at). It lives as long as the process.
+    private static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.timeout = .init(connect: .seconds(10))
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// What `operation` returns, with the body as the server sent it (for `--json`). An error
+    /// answer is printed and ends the command: status 1 for a card the API refused, 2 for the
+    /// rest. A request that got no answer says it may have been carried out, and `retry` (how
+    /// to ask again safely) when given.
+    func call<Result>(retry: String? = nil, _ operation: (Client) async throws -> Result) async throws -> (Result, Data) {
         do {
-            (data, response) = try await Self.session.data(for: request)
-        } catch let error as URLError where method != "GET" && [.timedOut, .networkConnectionLost].contains(error.code) {
-            let retry =
-                idempotencyKey.map { "run it again with --idempotency-key \($0) to get its result without doing it twice" }
-                ?? "look before you try again"
-            Terminal.writeError(
-                "capture-cli: no answer from the API at \(base.absoluteString) (\(error.code == .timedOut ? "timed out" : "connection lost")): the request may have been carried out; \(retry)"
-            )
-            throw ExitCode(2)
+            let result = try await capture.call(operation)
+            return (result, answers.take())
         } catch {
-            Terminal.writeError("capture-cli: cannot reach the API at \(base.absoluteString): is `capture-cli serve` running there?")
-            throw ExitCode(2)
-        }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        if (300..<400).contains(status) {
-            // Followed, the key would go to wherever the redirect points.
-            Terminal.writeError(
-                "capture-cli: the server at \(base.absoluteString) answered \(status), a redirect; the API never redirects, so it was not followed and the key went nowhere else: check --server"
-            )
-            throw ExitCode(2)
-        }
-        return (status, data)
-    }
-
-    /// One session for the process, that follows no redirect (the key must not go to another
-    /// host a server points at).
-    private static let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
-
-    private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-        func urlSession(
-            _ session: URLSession,
-            task: URLSessionTask,
-            willPerformHTTPRedirection response: HTTPURLResponse,
-            newRequest request: URLRequest,
-            completionHandler: @escaping (URLRequest?) -> Void
-        ) {
-            completionHandler(nil)
+            Terminal.writeError("capture-cli: " + explanation(of: error, retry: retry))
+            throw ExitCode(error.isCardError ? 1 : 2)
         }
     }
 
-    /// The body as an object, or the API's error printed and exit status 2 (1 for a card
-    /// the server refused).
-    static func object(_ status: Int, _ data: Data) throws -> [String: Any] {
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        if (200..<300).contains(status), let object { return object }
-        if let error = object?["error"] as? [String: Any] {
-            let code = error["code"] as? String ?? "error"
-            let message = error["message"] as? String ?? "the server refused the request"
-            Terminal.writeError("capture-cli: \(code): \(message)")
-            throw ExitCode(error["type"] as? String == "card_error" ? 1 : 2)
+    /// One line on what went wrong.
+    private func explanation(of error: CaptureError, retry: String?) -> String {
+        guard error.code == "no_answer" else {
+            return error.status == nil || error.type != nil ? "\(error.code): \(error.message)" : error.message
         }
-        Terminal.writeError("capture-cli: the server answered \(status) without a JSON body")
-        throw ExitCode(2)
+        if let cause = error.underlyingError, Self.neverConnected(cause) {
+            return "cannot reach the API at \(base.absoluteString): is `capture-cli serve` running there?"
+        }
+        let cause = error.underlyingError.map { " (\($0))" } ?? ""
+        return "no answer from the API at \(base.absoluteString)\(cause): the request may have been carried out; "
+            + (retry ?? "look before you try again")
+    }
+
+    /// Whether `error` says no connection was made, so that nothing was sent.
+    private static func neverConnected(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError, error == .connectTimeout { return true }
+        if let error = error as? IOError, [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(error.errnoCode) { return true }
+        return false
+    }
+}
+
+/// Keeps the body of the last answer that came through (the generated code decodes it), so
+/// that `--json` prints what the server sent, byte for byte.
+final class LastAnswer: ClientMiddleware {
+    /// More than any object the API answers with.
+    static let largestBody = 8 << 20
+    private let body = Mutex(Data())
+
+    func take() -> Data { body.withLock { $0 } }
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let (response, answer) = try await next(request, body, baseURL)
+        guard let answer else {
+            self.body.withLock { $0 = Data() }
+            return (response, nil)
+        }
+        let bytes = try await Data(collecting: answer, upTo: Self.largestBody)
+        self.body.withLock { $0 = bytes }
+        return (response, HTTPBody(bytes))
+    }
+}
+
+extension APIClient {
+    /// A currency as the API's document lists it (upper case); one it does not list ends the
+    /// command before anything is sent.
+    static func currency(_ text: String) throws -> Components.Schemas.Currency {
+        guard let currency = Components.Schemas.Currency(rawValue: text.uppercased()) else {
+            Terminal.writeError("capture-cli: invalid_currency: '\(text.prefix(10))' is not an ISO 4217 currency code the API takes, such as EUR")
+            throw ExitCode(2)
+        }
+        return currency
+    }
+
+    /// A time as the API writes it: ISO 8601 to the second, in UTC.
+    static func time(_ date: Date) -> String {
+        date.formatted(.iso8601)
     }
 }

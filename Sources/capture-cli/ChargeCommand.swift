@@ -1,4 +1,5 @@
 import ArgumentParser
+import CaptureClient
 import Foundation
 
 /// `capture-cli charge`: a transaction on the API, from a token or a saved payment method.
@@ -38,30 +39,44 @@ struct ChargeCommand: AsyncParsableCommand {
     func validate() throws {
         if (token == nil) == (paymentMethod == nil) { throw ValidationError("give --token or --payment-method, one of the two") }
         if save && client == nil { throw ValidationError("--save needs --client") }
+        if save && paymentMethod != nil { throw ValidationError("--save is for a card given as --token; a payment method is saved already") }
     }
 
     func run() async throws {
-        var body: [String: Any] = ["amount": amount, "currency": currency]
-        body["token"] = token
-        body["payment_method"] = paymentMethod
-        body["client"] = client
-        body["description"] = description
-        if save { body["save_payment_method"] = true }
+        let api = try server.client()
+        let currency = try APIClient.currency(currency)
+        let request: Components.Schemas.TransactionRequest =
+            if let paymentMethod {
+                .PaymentMethodCharge(.init(paymentMethod: paymentMethod, amount: amount, currency: currency, description: description, client: self.client))
+            } else if save, let client {
+                .TokenChargeSavingCard(
+                    .init(token: token ?? "", amount: amount, currency: currency, description: description, client: client, savePaymentMethod: true)
+                )
+            } else {
+                .TokenCharge(.init(token: token ?? "", amount: amount, currency: currency, description: description, client: self.client))
+            }
         // A key even when none was given: a retry after a lost answer can then name it.
         let key = idempotencyKey ?? "cli_" + UUID().uuidString
-        let (status, data) = try await server.client().send("POST", "v1/transactions", body: body, idempotencyKey: key)
-        let transaction = try APIClient.object(status, data)
-        let outcome = transaction["status"] as? String ?? "unknown"
+        let (transaction, data) = try await api.call(
+            retry: "run it again with --idempotency-key \(key) to get its result without doing it twice"
+        ) {
+            try Self.charged(try await $0.createTransaction(headers: .init(idempotencyKey: key), body: .json(request)))
+        }
         if server.json {
             print(String(decoding: data, as: UTF8.self))
         } else {
-            let card = transaction["card"] as? [String: Any] ?? [:]
             var line =
-                "\(transaction["id"] as? String ?? "?")  \(outcome)  \(amount) \(currency.uppercased())  \(card["brand"] as? String ?? "card") ****\(card["last4"] as? String ?? "????")"
-            if let code = transaction["decline_code"] as? String { line += "  (\(code))" }
-            if let method = transaction["payment_method"] as? String { line += "  saved as \(method)" }
+                "\(transaction.id)  \(transaction.status.rawValue)  \(amount) \(currency.rawValue)  \(transaction.card.brand.rawValue) ****\(transaction.card.last4)"
+            if let code = transaction.declineCode { line += "  (\(code))" }
+            if let method = transaction.paymentMethod { line += "  saved as \(method)" }
             print(line)
         }
-        if outcome != "succeeded" { throw ExitCode(1) }
+        if transaction.status != .succeeded { throw ExitCode(1) }
+    }
+
+    /// The transaction of a charge's answer: 201 once it ended, 202 while it is pending.
+    static func charged(_ output: Operations.CreateTransaction.Output) throws -> Components.Schemas.Transaction {
+        if case .accepted(let pending) = output { return try pending.body.json }
+        return try output.created.body.json
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CaptureClient
 import CardCapture
 import Foundation
 import Tokenizer
@@ -57,13 +58,18 @@ struct ChargeURLCommand: AsyncParsableCommand {
         }
         do {
             let (token, _) = try await publishable.createToken(card, amount: request.total, currency: request.currency)
-            var body: [String: Any] = ["token": token["id"] as? String ?? "", "amount": request.total, "currency": request.currency]
-            body["description"] = request.description
-            let (status, data) = try await secret.send("POST", "v1/transactions", body: body, idempotencyKey: UUID().uuidString)
-            let transaction = try APIClient.object(status, data)
-            let outcome = transaction["status"] as? String ?? "failed"
-            let charged = transaction["card"] as? [String: Any] ?? [:]
-            let id = transaction["id"] as? String ?? ""
+            let charge = Components.Schemas.TokenCharge(
+                token: token.id,
+                amount: request.total,
+                currency: try APIClient.currency(request.currency),
+                description: request.description
+            )
+            let key = "cli_" + UUID().uuidString
+            let (transaction, _) = try await secret.call(retry: "look for it with GET /v1/transactions before you try again") {
+                try ChargeCommand.charged(try await $0.createTransaction(headers: .init(idempotencyKey: key), body: .json(.TokenCharge(charge))))
+            }
+            let outcome = transaction.status.rawValue
+            let id = transaction.id
             Terminal.writeError(
                 "capture-cli: \(id) \(outcome) \(CheckoutReturn.decimal(request.total, exponent: request.exponent)) \(request.currency)"
             )
@@ -73,8 +79,8 @@ struct ChargeURLCommand: AsyncParsableCommand {
                     transactionID: id,
                     amount: request.total,
                     currency: request.currency,
-                    brand: charged["brand"] as? String ?? "",
-                    last4: charged["last4"] as? String ?? "",
+                    brand: transaction.card.brand.rawValue,
+                    last4: transaction.card.last4,
                     length: card.number.utf8.filter { (48...57).contains($0) }.count,
                     tax: request.tax
                 )

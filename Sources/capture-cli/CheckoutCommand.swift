@@ -1,4 +1,5 @@
 import ArgumentParser
+import CaptureClient
 import Foundation
 
 /// `capture-cli checkout`: a backend developer's side of checkout sessions.
@@ -56,35 +57,64 @@ struct CheckoutCommand: AsyncParsableCommand {
         func validate() throws {
             if save && client == nil { throw ValidationError("--save needs --client") }
             if let bad = metadata.first(where: { !$0.contains("=") }) { throw ValidationError("--metadata takes KEY=VALUE; '\(bad)' has no =") }
+            _ = try allowedBrands.map(Self.brand)
+            _ = try returnFormat.map(Self.returnFormat)
         }
 
         func run() async throws {
-            var body: [String: Any] = ["amount": amount, "currency": currency, "return_url": returnURL]
-            body["cancel_url"] = cancelURL
-            body["description"] = description
-            body["allowed_brands"] = allowedBrands.isEmpty ? nil : allowedBrands
-            body["expires_in"] = expiresIn
-            body["return_format"] = returnFormat
-            body["tax_rate"] = taxRate
-            body["client"] = client
-            if save { body["save_payment_method"] = true }
+            let api = try server.client()
+            var request = Components.Schemas.CheckoutSessionRequest(
+                amount: amount,
+                currency: try APIClient.currency(currency),
+                description: description,
+                returnUrl: returnURL,
+                cancelUrl: cancelURL,
+                allowedBrands: allowedBrands.isEmpty ? nil : try allowedBrands.map(Self.brand),
+                expiresIn: expiresIn,
+                returnFormat: try returnFormat.map(Self.returnFormat),
+                taxRate: taxRate,
+                client: client
+            )
             if !metadata.isEmpty {
-                body["metadata"] = Dictionary(
-                    metadata.map { pair in
-                        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                        return (String(parts[0]), String(parts[1]))
-                    },
-                    uniquingKeysWith: { $1 }
-                )
+                let pairs = metadata.map { pair in
+                    let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    return (String(parts[0]), String(parts[1]))
+                }
+                request.metadata = .init(additionalProperties: Dictionary(pairs, uniquingKeysWith: { $1 }))
             }
-            let (status, data) = try await server.client().send("POST", "v1/checkout_sessions", body: body)
-            let session = try APIClient.object(status, data)
+            let body: Operations.CreateCheckoutSession.Input.Body.JsonPayload
+            if save {
+                // The same fields, with the client and save_payment_method the document then requires.
+                request.savePaymentMethod = true
+                body = .CheckoutSessionSavingCardRequest(
+                    try JSONDecoder().decode(Components.Schemas.CheckoutSessionSavingCardRequest.self, from: JSONEncoder().encode(request))
+                )
+            } else {
+                body = .CheckoutSessionRequest(request)
+            }
+            let (session, data) = try await api.call { try await $0.createCheckoutSession(body: .json(body)).created.body.json }
             if server.json {
                 print(String(decoding: data, as: UTF8.self))
                 return
             }
             print(CheckoutLine(session).text)
-            print(session["url"] as? String ?? "")
+            print(session.url)
+        }
+
+        /// A brand the document lists, or the command ends saying which it takes.
+        static func brand(_ name: String) throws -> Components.Schemas.CheckoutSessionRequest.AllowedBrandsPayloadPayload {
+            guard let brand = Components.Schemas.CheckoutSessionRequest.AllowedBrandsPayloadPayload(rawValue: name.lowercased()) else {
+                let known = Components.Schemas.CheckoutSessionRequest.AllowedBrandsPayloadPayload.allCases.map(\.rawValue)
+                throw ValidationError("--allowed-brand '\(name.prefix(20))' is not a brand; give one of \(known.joined(separator: ", "))")
+            }
+            return brand
+        }
+
+        static func returnFormat(_ name: String) throws -> Components.Schemas.CheckoutSessionRequest.ReturnFormatPayload {
+            guard let format = Components.Schemas.CheckoutSessionRequest.ReturnFormatPayload(rawValue: name) else {
+                throw ValidationError("--return-format is query or ifcc")
+            }
+            return format
         }
     }
 
@@ -139,10 +169,10 @@ struct CheckoutCommand: AsyncParsableCommand {
             while true {
                 let (object, data) = try await client.checkoutSession(session)
                 let line = CheckoutLine(object)
-                if line.status != "open" {
+                if line.status != .open {
                     progress.finish()
                     print(server.json ? String(decoding: data, as: UTF8.self) : line.text)
-                    if line.status != "complete" { throw ExitCode(1) }
+                    if line.status != .complete { throw ExitCode(1) }
                     return
                 }
                 if let timeout, Date().timeIntervalSince(started) >= timeout {
@@ -159,40 +189,37 @@ struct CheckoutCommand: AsyncParsableCommand {
 
 extension APIClient {
     /// A checkout session: the object and the body as sent.
-    func checkoutSession(_ id: String) async throws -> ([String: Any], Data) {
+    func checkoutSession(_ id: String) async throws -> (Components.Schemas.CheckoutSession, Data) {
         guard id.hasPrefix("cs_"), id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
             Terminal.writeError("capture-cli: '\(id.prefix(40))' is not a checkout session id (cs_…)")
             throw ExitCode(2)
         }
-        let (status, data) = try await send("GET", "v1/checkout_sessions/" + id)
-        return (try Self.object(status, data), data)
+        return try await call { try await $0.getCheckoutSession(path: .init(id: id)).ok.body.json }
     }
 }
 
 /// A session in one line: `cs_…  complete  1099 USD  attempts 1  paid tx_… visa ****4242`.
 struct CheckoutLine {
-    let status: String
+    let status: Components.Schemas.CheckoutSession.StatusPayload
     let text: String
     /// The open session's attempts and time left, for a progress line.
     let waiting: String
 
-    init(_ session: [String: Any]) {
-        status = session["status"] as? String ?? "unknown"
-        let attempts = session["attempts"] as? Int ?? 0
-        var text = "\(session["id"] as? String ?? "?")  \(status)  \(session["amount"] as? Int ?? 0) \(session["currency"] as? String ?? "")"
+    init(_ session: Components.Schemas.CheckoutSession) {
+        status = session.status
+        let attempts = session.attempts
+        var text = "\(session.id)  \(status.rawValue)  \(session.amount) \(session.currency)"
         text += "  attempts \(attempts)"
-        if let payment = session["transaction"] as? [String: Any] {
-            let card = payment["card"] as? [String: Any] ?? [:]
-            text +=
-                "  paid \(payment["id"] as? String ?? "?") \(card["brand"] as? String ?? "card") ****\(card["last4"] as? String ?? "????")"
+        if let payment = session.transaction {
+            text += "  paid \(payment.id) \(payment.card.brand) ****\(payment.card.last4)"
         }
         var left = ""
-        if status == "open", let expires = (session["expires_at"] as? String).flatMap({ try? Date($0, strategy: .iso8601) }) {
-            let seconds = max(0, Int(expires.timeIntervalSinceNow))
+        if status == .open {
+            let seconds = max(0, Int(session.expiresAt.timeIntervalSinceNow))
             left = String(format: ", expires in %d:%02d", seconds / 60, seconds % 60)
-            text += "  expires \(session["expires_at"] as? String ?? "")"
+            text += "  expires \(APIClient.time(session.expiresAt))"
         }
         self.text = text
-        waiting = "\(status), \(attempts) attempt\(attempts == 1 ? "" : "s")\(left)"
+        waiting = "\(status.rawValue), \(attempts) attempt\(attempts == 1 ? "" : "s")\(left)"
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CaptureClient
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -37,21 +38,16 @@ struct WebhooksCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let path = "v1/events/" + (event.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["_"])) ?? event) + "/resend"
-            let (status, data) = try await server.client().send("POST", path, body: [:])
-            let list = try APIClient.object(status, data)
+            let (list, data) = try await server.client().call { try await $0.resendEvent(path: .init(id: event)).ok.body.json }
             if server.json { print(String(decoding: data, as: UTF8.self)) }
-            let deliveries = list["data"] as? [[String: Any]] ?? []
-            guard !deliveries.isEmpty else {
+            guard !list.data.isEmpty else {
                 Terminal.writeError(
                     "capture-cli: \(event) was not sent: no endpoint takes its type now, or each one has it pending already"
                 )
                 throw ExitCode(1)
             }
             if !server.json {
-                for delivery in deliveries {
-                    print("\(delivery["id"] as? String ?? "?") \(delivery["endpoint"] as? String ?? "?") \(delivery["type"] as? String ?? "")")
-                }
+                for delivery in list.data { print("\(delivery.id) \(delivery.endpoint) \(delivery._type.rawValue)") }
             }
         }
     }
@@ -88,16 +84,17 @@ struct WebhooksCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let secret = secret ?? ProcessInfo.processInfo.environment["CAPTURE_WEBHOOK_SECRET"] ?? ""
+            let verifier = WebhookVerifier(secret: secret ?? ProcessInfo.processInfo.environment["CAPTURE_WEBHOOK_SECRET"] ?? "")
             let json = json
             let seen = SeenEvents()
             let router = Router()
             router.post("**") { request, _ -> Response in
                 let body = Array(try await request.body.collect(upTo: 1 << 20).readableBytesView)
-                let header = request.headers[HTTPField.Name(WebhookSignature.headerName)!] ?? ""
-                guard WebhookSignature.verify(header, body: body, secret: secret, now: Date()) else {
+                do {
+                    try verifier.verify(body: body, signature: request.headers[HTTPField.Name(WebhookVerifier.header)!])
+                } catch {
                     Terminal.writeError(
-                        "capture-cli: refused a request to \(request.uri.path): no Capture-Signature of this body under this secret "
+                        "capture-cli: refused a request to \(request.uri.path): \(error): no Capture-Signature of this body under this secret "
                             + "within 5 minutes of now (answered 400)"
                     )
                     return Response(status: .badRequest)

@@ -77,15 +77,7 @@ struct WebhookTests {
         let header = WebhookSignature.header(body: body, secret: secret, at: at)
         // python3: hmac.new(secret, b"1800000000." + body, hashlib.sha256).hexdigest()
         #expect(header == "t=1800000000,v1=5d7ae38ee70cf492cfa6f9456c5505e28c0aee40834f5ee8e4d664b4fcf4937e")
-        #expect(WebhookSignature.verify(header, body: body, secret: secret, now: at.addingTimeInterval(299)))
-        // Another signature beside it (a rotated secret's) does not get in the way.
-        #expect(WebhookSignature.verify("t=1800000000,v1=00ff," + header.dropFirst(13), body: body, secret: secret, now: at))
-        #expect(!WebhookSignature.verify(header, body: Array(#"{"id":"evt_2"}"#.utf8), secret: secret, now: at))
-        #expect(!WebhookSignature.verify(header, body: body, secret: "whsec_other", now: at))
-        #expect(!WebhookSignature.verify(header, body: body, secret: secret, now: at.addingTimeInterval(301)), "a replay too old")
-        for broken in ["", "t=1800000000", "v1=5d7a", "t=x,v1=5d7a", "t=1800000000,v1=zz"] {
-            #expect(!WebhookSignature.verify(broken, body: body, secret: secret, now: at))
-        }
+        // Checked on the receiving side by CaptureClient's WebhookVerifier (CaptureClientTests).
     }
 
     @Test(

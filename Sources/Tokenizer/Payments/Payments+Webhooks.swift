@@ -247,42 +247,18 @@ extension Payments {
 /// HMAC-SHA256 under the endpoint's secret (its UTF-8 bytes, `whsec_` included) of the
 /// timestamp, a dot, and the body exactly as sent.
 ///
+/// A merchant's endpoint checks it with CaptureClient's `WebhookVerifier`.
+///
 /// ```swift
 /// let header = WebhookSignature.header(body: body, secret: "whsec_…", at: Date())
-/// let genuine = WebhookSignature.verify(header, body: body, secret: "whsec_…", now: Date())
 /// ```
 public enum WebhookSignature {
     public static let headerName = "Capture-Signature"
-    /// How far from now a signature's time may be, by default, for ``verify(_:body:secret:now:tolerance:)``.
-    public static let defaultTolerance: TimeInterval = 300
 
     /// The header's value for `body` signed at `date`.
     public static func header(body: some Collection<UInt8>, secret: String, at date: Date) -> String {
         let timestamp = Int(date.timeIntervalSince1970)
         return "t=\(timestamp),v1=" + KeyRing.hex(code(body: body, secret: secret, timestamp: timestamp))
-    }
-
-    /// Whether `header` holds a `v1` signature of `body` under `secret`, made within
-    /// `tolerance` of `now` (a replayed old delivery is refused). Compared in constant time.
-    public static func verify(
-        _ header: String,
-        body: some Collection<UInt8>,
-        secret: String,
-        now: Date,
-        tolerance: TimeInterval = defaultTolerance
-    ) -> Bool {
-        var timestamp: Int?
-        var signatures: [[UInt8]] = []
-        for part in header.split(separator: ",") {
-            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard pair.count == 2 else { continue }
-            if pair[0] == "t" { timestamp = Int(pair[1]) }
-            if pair[0] == "v1", let bytes = KeyRing.bytes(fromHex: pair[1]) { signatures.append(bytes) }
-        }
-        guard let timestamp, abs(now.timeIntervalSince1970 - TimeInterval(timestamp)) <= tolerance else { return false }
-        let key = SymmetricKey(data: Array(secret.utf8))
-        let signed = signedBytes(body: body, timestamp: timestamp)
-        return signatures.contains { HMAC<SHA256>.isValidAuthenticationCode($0, authenticating: signed, using: key) }
     }
 
     static func code(body: some Collection<UInt8>, secret: String, timestamp: Int) -> HMAC<SHA256>.MAC {
