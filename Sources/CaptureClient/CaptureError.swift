@@ -76,7 +76,9 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
         self.underlyingError = underlyingError
     }
 
-    /// What `error`, thrown by a call to the generated client, says.
+    /// What `error`, thrown by a call to the generated client, says. Never the generated
+    /// client's own error (`ClientError`), whose description holds the operation's input, card
+    /// numbers included.
     init(_ error: any Error, server: URL) {
         let cause = (error as? ClientError)?.underlyingError ?? error
         if let known = cause as? CaptureError {

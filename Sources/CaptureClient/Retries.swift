@@ -13,11 +13,21 @@ public struct RetryPolicy: Sendable {
     public var attempts: Int
     public var firstWait: Duration
     public var longestWait: Duration
+    /// Whether a request that got no answer, for this error of the transport, is sent again
+    /// (when it is safe to). An app whose transport already retries connecting (AsyncHTTPClient
+    /// does, until its connect timeout) may leave a failed connection out.
+    public var retriesNetworkError: @Sendable (any Error) -> Bool
 
-    public init(attempts: Int = 4, firstWait: Duration = .milliseconds(500), longestWait: Duration = .seconds(30)) {
+    public init(
+        attempts: Int = 4,
+        firstWait: Duration = .milliseconds(500),
+        longestWait: Duration = .seconds(30),
+        retriesNetworkError: @escaping @Sendable (any Error) -> Bool = { _ in true }
+    ) {
         self.attempts = max(1, attempts)
         self.firstWait = firstWait
         self.longestWait = longestWait
+        self.retriesNetworkError = retriesNetworkError
     }
 
     /// One attempt, no retry.
@@ -72,8 +82,11 @@ struct Retries: ClientMiddleware {
                 guard again, let next = policy.wait(after: attempt, retryAfter: retryAfter) else { return (response, responseBody) }
                 wait = next
             } catch let error where !(error is CancellationError) {
-                guard safeAfterNetworkError, let next = policy.wait(after: attempt, retryAfter: nil) else {
-                    throw CaptureError(server: baseURL, noAnswer: error, idempotencyKey: request.headerFields[IdempotencyKeys.header])
+                // The runtime wraps what the transport threw, with the operation's input: the
+                // cause alone is kept (the input may hold a card number).
+                let cause = (error as? ClientError)?.underlyingError ?? error
+                guard safeAfterNetworkError, policy.retriesNetworkError(cause), let next = policy.wait(after: attempt, retryAfter: nil) else {
+                    throw CaptureError(server: baseURL, noAnswer: cause, idempotencyKey: request.headerFields[IdempotencyKeys.header])
                 }
                 wait = next
             }

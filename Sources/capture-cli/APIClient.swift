@@ -47,6 +47,9 @@ struct APIClient {
             server: base,
             key: key,
             transport: AsyncHTTPClientTransport(configuration: .init(client: Self.http, timeout: .seconds(60))),
+            // AsyncHTTPClient tries to connect until its connect timeout: a server that cannot be
+            // reached is said after that, not after each retry's.
+            retry: RetryPolicy(retriesNetworkError: { !Self.neverConnected($0) }),
             middlewares: [answers]
         )
     }
@@ -55,7 +58,7 @@ struct APIClient {
     /// another host a server points at). It lives as long as the process.
     private static let http: HTTPClient = {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.timeout = .init(connect: .seconds(10))
+        configuration.timeout = .init(connect: .seconds(5))
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 

@@ -114,6 +114,20 @@ struct RetryTests {
         #expect(unanswered?.idempotencyKey != nil && unanswered?.idempotencyKey == down.sent.last?.key)
     }
 
+    @Test("an error of a call that carried a card number never shows the number (the generated client's own error does)")
+    func noCardNumberInErrors() async throws {
+        let server = URL(string: "http://127.0.0.1:1")!
+        let pan = "4000056655665556"
+        let token = Components.Schemas.TokenRequest.CardTokenRequest(.init(number: pan, expMonth: 12, expYear: 2030, cvc: "737"))
+        for steps in [[ScriptedTransport.Step.networkError, .networkError], [.answer(402, code: "invalid_number")], [.answer(200, body: "{}")]] {
+            let capture = CaptureClient(server: server, key: "pk", transport: ScriptedTransport(steps), retry: RetryPolicy(attempts: 2, firstWait: .zero))
+            let error = await #expect(throws: CaptureError.self) { try await capture.call { try await $0.createToken(body: .json(token)).created } }
+            for text in [String(describing: error), String(reflecting: error), error?.message ?? ""] {
+                #expect(!text.contains(pan) && !text.contains("5556") && !text.contains("737"), "\(text)")
+            }
+        }
+    }
+
     /// The Idempotency-Key header of a request head.
     static func idempotencyKey(_ head: String) -> String? {
         head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("idempotency-key:") }

@@ -20,7 +20,7 @@ public struct ReturnAddress: Sendable, Equatable {
 
     /// Schemes that run script, open something of the browser's own or the machine's, or hand
     /// the address to another program of the system, in place of going back to the merchant.
-    static let refusedSchemes: Set<String> = [
+    package static let refusedSchemes: Set<String> = [
         // Script and documents made of the address itself.
         "javascript", "livescript", "vbscript", "data", "blob", "mhtml", "wyciwyg",
         // The browser's own pages, sources and archives.
@@ -35,7 +35,7 @@ public struct ReturnAddress: Sendable, Equatable {
 
     /// Scheme families of a browser (its extensions, internal pages) or of an operating
     /// system's handlers (`ms-officecmd:`, `ms-settings:`, `x-apple-…`).
-    static let refusedPrefixes = ["ms-", "chrome-", "edge-", "moz-", "webkit-", "safari-", "opera-", "android-", "x-apple-", "view-"]
+    package static let refusedPrefixes = ["ms-", "chrome-", "edge-", "moz-", "webkit-", "safari-", "opera-", "android-", "x-apple-", "view-"]
 
     /// Whether `scheme` (lower case) is a browser's or the system's own rather than an app's.
     static func isSystemScheme(_ scheme: String) -> Bool {
