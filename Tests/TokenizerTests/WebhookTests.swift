@@ -388,6 +388,11 @@ struct WebhookTests {
             merchantID: fixture.merchantID
         )
         #expect(starred.endpoint.events == nil, "a list holding \"*\" is every type, as openapi.json's enum of items says")
+        // Beside "*", an item that is no type is still refused: the enum of items holds for each.
+        let unknown = await #expect(throws: VaultError.self) {
+            try await payments.createWebhookEndpoint(url: "https://shop.example/x", events: ["*", "refund.made"], merchantID: fixture.merchantID)
+        }
+        #expect(unknown?.code == .invalidRequest && unknown?.param == "events")
         try await payments.deleteWebhookEndpoint(starred.endpoint.id, merchantID: fixture.merchantID)
         _ = try await Self.charge(payments, "4242424242424242", merchantID: fixture.merchantID)
         try await payments.deleteWebhookEndpoint(endpoint.endpoint.id, merchantID: fixture.merchantID)

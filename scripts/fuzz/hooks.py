@@ -15,6 +15,10 @@ reached. Two requests in three that the fuzzer drew as valid get a test card or 
 third keeps what was drawn, so that the refusals stay fuzzed. Only a valid request is changed,
 and only into another valid one: a request drawn as invalid goes out as drawn.
 
+A picture drawn as bytes almost never decodes, and a scan of one that does not is refused for
+what it holds (422 image_unreadable), not its form: two valid scans in three send one of the
+small PNG and JPEG pictures of the C bridge's tests instead, so that the scanner is reached.
+
 The checkout page's posts (POST /pay/{id}, its cancel, its photo and its camera frames) are
 refused with 403 without the page's form token and the cookie it goes with, so a fuzzer that
 draws them gets no further than that check. Two of three such requests, valid or not, go to an
@@ -39,11 +43,21 @@ WELL_FORMED_KEY = re.compile(r"[!-~]([ -~]{0,253}[!-~])?")
 TEST_CARDS = ["4242424242424242", "5555555555554444", "4000000000000002", "4000000000009995", "4000056655665556"]
 
 
+# Small pictures that decode (the C bridge's test images), for the scans' bodies.
+PICTURES = [
+    open(os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "OCRBridgeTests", "Fixtures", name), "rb").read()
+    for name in ("grey-8.png", "interlaced-rgb-8.png", "jpeg-baseline-rgb.jpg", "jpeg-exif-6.jpg")
+]
+
+
 def _pick(value) -> int:
     return sum(map(ord, str(value)))
 
 
 def _whole(value) -> bool:
+    """An integer as JSON Schema counts them: 150.0 is one."""
+    if isinstance(value, float):
+        return value.is_integer()
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -57,9 +71,14 @@ def before_call(context, case, kwargs):
     if case.operation.method.upper() == "POST" and case.operation.path.startswith("/pay/{id}"):
         _page_form(case)
     body = case.body
-    if case.meta is None or not case.meta.generation.mode.is_positive or not isinstance(body, dict):
+    if case.meta is None or not case.meta.generation.mode.is_positive:
         return
     route = (case.operation.method.upper(), case.operation.path)
+    if route in (("POST", "/v1/scans"), ("POST", "/pay/{id}/scan")) and isinstance(body, (bytes, bytearray)) and _pick(body) % 3:
+        case.body = PICTURES[_pick(body) % len(PICTURES)]
+        return
+    if not isinstance(body, dict):
+        return
     if route == ("POST", "/v1/tokens"):
         _card(body)
     elif route == ("POST", "/v1/transactions"):
@@ -110,7 +129,7 @@ def _charge(body):
     if not body.get("save_payment_method"):
         body.pop("client", None)
     if _whole(body.get("amount")):
-        body["amount"] = 1 + body["amount"] % 100_000
+        body["amount"] = 1 + int(body["amount"]) % 100_000
 
 
 CSRF_FIELD = re.compile(r'name="csrf" value="([^"]*)"')

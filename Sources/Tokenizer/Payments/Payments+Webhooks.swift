@@ -33,21 +33,21 @@ extension Payments {
     public func createWebhookEndpoint(url: String, events: [String]?, merchantID: String) async throws(VaultError) -> NewWebhookEndpoint {
         let address = try WebAddress(url, param: "url")
         let url = address.text
-        // "*" is every type, as leaving the list out is (Stripe's spelling), whatever else the
-        // list names: openapi.json says so in a form client generators read (an enum of items).
-        let events = events?.contains("*") == true ? nil : events
+        // Each item must be a type or "*" (openapi.json's enum of items); "*" anywhere is every
+        // type, as leaving the list out is (Stripe's spelling).
         if let events {
             guard !events.isEmpty else {
                 throw VaultError(.invalidRequest, "events must name at least one event type, or be left out for all", param: "events")
             }
-            if let unknown = events.first(where: { !WebhookEvents.types.contains($0) }) {
+            if let unknown = events.first(where: { $0 != "*" && !WebhookEvents.types.contains($0) }) {
                 throw VaultError(
                     .invalidRequest,
-                    "events: '\(unknown.prefix(60))' is not an event type; use \(WebhookEvents.types.joined(separator: ", "))",
+                    "events: '\(unknown.prefix(60))' is not an event type; use \(WebhookEvents.types.joined(separator: ", ")), or \"*\" for all",
                     param: "events"
                 )
             }
         }
+        let events = events?.contains("*") == true ? nil : events
         let existing = try await storing("read the webhook endpoints") { try await store.webhookEndpoints(merchantID: merchantID) }
         let full = VaultError(
             .webhookEndpointLimit,
