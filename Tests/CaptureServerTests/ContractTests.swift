@@ -125,8 +125,8 @@ struct ContractTests {
             )
             let error = try errorDetail(refusedData)
             #expect(refused == .unprocessableContent && error.code == "payment_method_client_mismatch" && error.param == "client")
-            // Over the currency's limit: a whole number the document allows, so 422.
-            let (large, largeData) = try await client.charge(fixture, #"{"token": "\#(token)", "amount": 100000000001, "currency": "EUR"}"#)
+            // Over the limit of one payment (openapi.json's maximum): 422 amount_too_large.
+            let (large, largeData) = try await client.charge(fixture, #"{"token": "\#(token)", "amount": 100000000, "currency": "EUR"}"#)
             #expect(try large == .unprocessableContent && errorDetail(largeData).code == "amount_too_large")
         }
     }

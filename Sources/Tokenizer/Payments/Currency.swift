@@ -36,13 +36,13 @@ public struct Currency: Sendable, Hashable, CustomStringConvertible {
         return Int(whole + fraction + String(repeating: "0", count: places - fraction.count))
     }
 
-    /// The largest amount accepted in one transaction, in minor units: a hundred million
-    /// major units, far above any card payment and far below overflow.
-    public var maximumAmount: Int {
-        var value = 100_000_000
-        for _ in 0..<exponent { value *= 10 }
-        return value
-    }
+    /// The largest amount accepted in one transaction, in minor units: eight digits in every
+    /// currency (99,999,999: $999,999.99, ¥99,999,999), as Stripe caps one payment. One limit
+    /// for all is one a document can state (openapi.json's `maximum`), so that an amount it
+    /// allows is one the vault takes in any currency.
+    public var maximumAmount: Int { Self.maximumAmount }
+
+    public static let maximumAmount = 99_999_999
 
     /// Active ISO 4217 codes and their exponents (ISO 4217, list one). Codes without a minor
     /// unit (funds, metals, XXX) are not payment currencies and are left out.

@@ -162,11 +162,13 @@ extension Payments {
             )
         }
         let left = transaction.amount - transaction.refundedAmount
-        let amount = amount ?? left
-        guard amount > 0 else {
-            let message = left == 0 ? "transaction \(transactionID) is refunded in full already" : "amount must be a positive number of minor units"
-            throw VaultError(left == 0 ? .refundTooLarge : .invalidAmount, message, param: "amount")
+        // Nothing left to give back is the transaction's state (409, as openapi.json says), whatever
+        // amount was asked; an amount over what is left is that amount's fault (422).
+        guard left > 0 else {
+            throw VaultError(.notRefundable, "transaction \(transactionID) is refunded in full already", param: "id")
         }
+        let amount = amount ?? left
+        guard amount > 0 else { throw VaultError(.invalidAmount, "amount must be a positive number of minor units", param: "amount") }
         let currency = try Currency(transaction.currency)
         let refund = RefundRecord(
             id: ObjectID.random(.refund).rawValue,

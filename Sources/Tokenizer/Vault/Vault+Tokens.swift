@@ -243,7 +243,7 @@ extension Vault {
         guard amount <= currency.maximumAmount else {
             throw VaultError(
                 .amountTooLarge,
-                "amount is over the most one charge in \(currency.code) may be: \(Self.thousands(currency.maximumAmount)) minor units (exponent \(currency.exponent))"
+                "amount is over the most one payment may be: \(Self.thousands(currency.maximumAmount)) minor units of \(currency.code) (exponent \(currency.exponent)), eight digits in any currency"
             )
         }
         guard amount > 0 else {
