@@ -5,7 +5,7 @@
 SWIFT ?= swift
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: deps test-deps build release run test lint format bench bench-api fixtures model model-learned model-rows clean
+.PHONY: deps test-deps build release run test lint format bench bench-api fixtures model model-learned model-rows client clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -57,6 +57,11 @@ model-rows: deps
 # SQLite, PostgreSQL with one server and with two, and pgbench -N on the same cluster.
 bench-api: release
 	bash scripts/bench-api.sh
+
+# The Swift client's generated half from openapi.json (committed; GeneratedCodeTests checks it
+# against the document): builds swift-openapi-generator 1.14.3 into .build-generator the first time.
+client:
+	bash scripts/generate-client.sh
 
 # Regenerate the fixture images (needs Pillow: pip install pillow==13.0.0).
 fixtures:

@@ -94,7 +94,8 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
             self.init(
                 status: response.status.code,
                 code: "unexpected_answer",
-                message: "the API at \(server.absoluteString) answered \(response.status.code), an answer openapi.json does not list for this request",
+                message:
+                    "the API at \(server.absoluteString) answered \(response.status.code), an answer openapi.json does not list for this request",
                 outcome: .unknown
             )
         } else {
@@ -152,7 +153,8 @@ struct ErrorAnswers: ClientMiddleware {
             throw CaptureError(
                 status: status,
                 code: "redirect",
-                message: "the server at \(baseURL.absoluteString) answered \(status), a redirect; the API never redirects, so it was not followed and the key went nowhere else: check the server's URL",
+                message:
+                    "the server at \(baseURL.absoluteString) answered \(status), a redirect; the API never redirects, so it was not followed and the key went nowhere else: check the server's URL",
                 requestID: requestID,
                 outcome: .nothingDone
             )

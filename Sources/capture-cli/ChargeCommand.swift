@@ -47,7 +47,9 @@ struct ChargeCommand: AsyncParsableCommand {
         let currency = try APIClient.currency(currency)
         let request: Components.Schemas.TransactionRequest =
             if let paymentMethod {
-                .PaymentMethodCharge(.init(paymentMethod: paymentMethod, amount: amount, currency: currency, description: description, client: self.client))
+                .PaymentMethodCharge(
+                    .init(paymentMethod: paymentMethod, amount: amount, currency: currency, description: description, client: self.client)
+                )
             } else if save, let client {
                 .TokenChargeSavingCard(
                     .init(token: token ?? "", amount: amount, currency: currency, description: description, client: client, savePaymentMethod: true)
@@ -60,7 +62,7 @@ struct ChargeCommand: AsyncParsableCommand {
         let (transaction, data) = try await api.call(
             retry: "run it again with --idempotency-key \(key) to get its result without doing it twice"
         ) {
-            try Self.charged(try await $0.createTransaction(headers: .init(idempotencyKey: key), body: .json(request)))
+            try await $0.createTransaction(headers: .init(idempotencyKey: key), body: .json(request)).transaction
         }
         if server.json {
             print(String(decoding: data, as: UTF8.self))
@@ -72,11 +74,5 @@ struct ChargeCommand: AsyncParsableCommand {
             print(line)
         }
         if transaction.status != .succeeded { throw ExitCode(1) }
-    }
-
-    /// The transaction of a charge's answer: 201 once it ended, 202 while it is pending.
-    static func charged(_ output: Operations.CreateTransaction.Output) throws -> Components.Schemas.Transaction {
-        if case .accepted(let pending) = output { return try pending.body.json }
-        return try output.created.body.json
     }
 }

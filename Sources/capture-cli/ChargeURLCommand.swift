@@ -66,7 +66,7 @@ struct ChargeURLCommand: AsyncParsableCommand {
             )
             let key = "cli_" + UUID().uuidString
             let (transaction, _) = try await secret.call(retry: "look for it with GET /v1/transactions before you try again") {
-                try ChargeCommand.charged(try await $0.createTransaction(headers: .init(idempotencyKey: key), body: .json(.TokenCharge(charge))))
+                try await $0.createTransaction(headers: .init(idempotencyKey: key), body: .json(.TokenCharge(charge))).transaction
             }
             let outcome = transaction.status.rawValue
             let id = transaction.id

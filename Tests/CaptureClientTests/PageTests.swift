@@ -16,7 +16,8 @@ struct PageTests {
             for amount in 1...250 {
                 let token = try await testToken(app)
                 let transaction = try await backend.call {
-                    try await $0.createTransaction(body: .json(.TokenCharge(.init(token: token, amount: 100 + amount, currency: .eur)))).created.body.json
+                    try await $0.createTransaction(body: .json(.TokenCharge(.init(token: token, amount: 100 + amount, currency: .eur)))).created.body
+                        .json
                 }
                 made.append(transaction.id)
             }

@@ -96,7 +96,9 @@ struct RetryTests {
         // A key still in use (409 with Retry-After) is waited for.
         let busy = ScriptedTransport([.answer(409, retryAfter: 0, code: "idempotency_key_in_use"), .answer(400, code: "invalid_json")])
         _ = await #expect(throws: CaptureError.self) {
-            try await CaptureClient(server: server, key: "sk", transport: busy, retry: quick).call { try await $0.createClient(body: .json(.init())).created }
+            try await CaptureClient(server: server, key: "sk", transport: busy, retry: quick).call {
+                try await $0.createClient(body: .json(.init())).created
+            }
         }
         #expect(busy.sent.count == 2 && busy.sent[0].key == busy.sent[1].key)
         // Asked to wait longer than the policy's longest wait: handed back, with the wait.
@@ -108,7 +110,9 @@ struct RetryTests {
         // Network errors on every attempt: no answer, and the key to ask again with.
         let down = ScriptedTransport(Array(repeating: .networkError, count: 3))
         let unanswered = await #expect(throws: CaptureError.self) {
-            try await CaptureClient(server: server, key: "sk", transport: down, retry: quick).call { try await $0.createClient(body: .json(.init())).created }
+            try await CaptureClient(server: server, key: "sk", transport: down, retry: quick).call {
+                try await $0.createClient(body: .json(.init())).created
+            }
         }
         #expect(down.sent.count == 3 && unanswered?.code == "no_answer" && unanswered?.outcome == .unknown)
         #expect(unanswered?.idempotencyKey != nil && unanswered?.idempotencyKey == down.sent.last?.key)
@@ -120,7 +124,12 @@ struct RetryTests {
         let pan = "4000056655665556"
         let token = Components.Schemas.TokenRequest.CardTokenRequest(.init(number: pan, expMonth: 12, expYear: 2030, cvc: "737"))
         for steps in [[ScriptedTransport.Step.networkError, .networkError], [.answer(402, code: "invalid_number")], [.answer(200, body: "{}")]] {
-            let capture = CaptureClient(server: server, key: "pk", transport: ScriptedTransport(steps), retry: RetryPolicy(attempts: 2, firstWait: .zero))
+            let capture = CaptureClient(
+                server: server,
+                key: "pk",
+                transport: ScriptedTransport(steps),
+                retry: RetryPolicy(attempts: 2, firstWait: .zero)
+            )
             let error = await #expect(throws: CaptureError.self) { try await capture.call { try await $0.createToken(body: .json(token)).created } }
             for text in [String(describing: error), String(reflecting: error), error?.message ?? ""] {
                 #expect(!text.contains(pan) && !text.contains("5556") && !text.contains("737"), "\(text)")

@@ -10,7 +10,8 @@ struct WebhookVerifierTests {
     static let secret = "whsec_5b1f0c3e9a7d4e2b8c6f1a0d3e5b7c9f"
     static let event = Array(
         #"{"id":"evt_0123456789abcdefghijkl","object":"event","type":"transaction.succeeded","created":1796637600,"data":{"object":{"id":"tx_0123456789abcdefghijkl","object":"transaction","status":"succeeded","amount":1999,"currency":"EUR","amount_refunded":0,"card":{"brand":"visa","last4":"4242","bin":"424242","exp_month":12,"exp_year":2030},"created_at":"2026-12-07T10:00:00Z"}}}"#
-            .utf8)
+            .utf8
+    )
 
     @Test("a signed delivery is accepted and read as its event; a tampered body, another secret or no header is refused")
     func genuineAndTampered() throws {
@@ -41,7 +42,13 @@ struct WebhookVerifierTests {
         let header = "t=1800000000,v1=5d7ae38ee70cf492cfa6f9456c5505e28c0aee40834f5ee8e4d664b4fcf4937e"
         let verifier = WebhookVerifier(secret: "whsec_test0123456789abcdefghijkl")
         #expect(throws: Never.self) { try verifier.verify(body: body, signature: header, now: at) }
-        #expect(throws: Never.self) { try verifier.verify(body: body, signature: header.uppercased().replacingOccurrences(of: "T=", with: "t=").replacingOccurrences(of: "V1=", with: "v1="), now: at) }
+        #expect(throws: Never.self) {
+            try verifier.verify(
+                body: body,
+                signature: header.uppercased().replacingOccurrences(of: "T=", with: "t=").replacingOccurrences(of: "V1=", with: "v1="),
+                now: at
+            )
+        }
         for broken in ["", "t=1800000000", "v1=5d7a", "t=x,v1=5d7a", "t=1800000000,v1=zz", "t=1800000000,v1=5d7"] {
             #expect(throws: WebhookVerifier.Refusal.noSignature) { try verifier.verify(body: body, signature: broken, now: at) }
         }
