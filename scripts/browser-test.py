@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -346,14 +347,23 @@ def cancel(vault: Vault, site: ReturnSite, shots: str):
 
 
 def spellings(vault: Vault, site: ReturnSite, shots: str) -> int:
-    """Pays one session per spelling of the return address; gives the number of payments."""
+    """Pays one session per spelling of the return address that openapi.json's pattern allows,
+    kept in the one spelling a browser reads (scheme and host in lower case, an IPv6 address in
+    its short form); the spellings of the loopback address that only a browser's own reader
+    takes (one number, hex, octal, fewer parts) are refused when the session is made (400).
+    Gives the number of payments."""
     print("return addresses in every spelling")
     port = site.port
-    forms = [("http://2130706433:%d" % port, "http://127.0.0.1:%d" % port),
-             ("http://0x7f.0.0.1:%d" % port, "http://127.0.0.1:%d" % port),
-             ("http://0177.0.0.1:%d" % port, "http://127.0.0.1:%d" % port),
-             ("http://127.1:%d" % port, "http://127.0.0.1:%d" % port),
-             ("http://0x7f000001:%d" % port, "http://127.0.0.1:%d" % port)]
+    for odd in ["http://2130706433:%d", "http://0x7f.0.0.1:%d", "http://0177.0.0.1:%d", "http://127.1:%d", "http://0x7f000001:%d"]:
+        given = odd % port
+        try:
+            vault.session(site, return_url=given + "/done")
+            check(False, "%s is refused" % given)
+        except urllib.error.HTTPError as error:
+            answer = json.loads(error.read())["error"]
+            check(error.code == 400 and answer["code"] == "parameter_invalid" and answer["param"] == "return_url",
+                  "%s is refused: %d %s" % (given, error.code, answer["code"]))
+    forms = [("HTTP://127.0.0.1:%d" % port, "http://127.0.0.1:%d" % port)]
     if site.ipv6:
         forms += [("http://[0:0:0:0:0:0:0:1]:%d" % port, "http://[::1]:%d" % port),
                   ("http://[::ffff:127.0.0.1]:%d" % port, "http://[::ffff:7f00:1]:%d" % port)]

@@ -51,7 +51,12 @@ for path, numbers in lines.items():
     open(path, "w", encoding="utf-8").write("\n".join(text))
 PY
 touch "$output"/*.swift
-if swift build --target CaptureClient 2>&1 | grep "Sources/CaptureClient/.*warning:"; then
+if ! swift build --target CaptureClient > "$scratch/build" 2>&1; then
+    grep -E "error:" "$scratch/build" | sort -u >&2
+    echo "generate-client: the client does not build (above)" >&2
+    exit 1
+fi
+if grep "Sources/CaptureClient/.*warning:" "$scratch/build"; then
     echo "generate-client: the client builds with the warnings above" >&2
     exit 1
 fi

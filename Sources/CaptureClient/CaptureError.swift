@@ -80,27 +80,41 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
     /// client's own error (`ClientError`), whose description holds the operation's input, card
     /// numbers included.
     init(_ error: any Error, server: URL) {
-        let cause = (error as? ClientError)?.underlyingError ?? error
+        guard let clientError = error as? ClientError else {
+            if let known = error as? CaptureError {
+                self = known
+                return
+            }
+            // Thrown by the caller's code after the answer came: another documented answer than
+            // the one it read (`.created` of a charge answered 202 while pending).
+            self.init(
+                status: nil,
+                code: "unexpected_answer",
+                message: "the API at \(server.absoluteString) answered, but not with the answer this call reads (\(Swift.type(of: error)))",
+                outcome: .unknown,
+                underlyingError: error
+            )
+            return
+        }
+        let cause = clientError.underlyingError
         if let known = cause as? CaptureError {
             self = known
         } else if cause is DecodingError {
             self.init(
-                status: (error as? ClientError)?.response.map { $0.status.code },
+                status: clientError.response.map { $0.status.code },
                 code: "unexpected_answer",
                 message: "the API at \(server.absoluteString) answered with a body this client cannot read: \(cause)",
                 outcome: .unknown
             )
-        } else if let error = error as? ClientError, let response = error.response {
+        } else if let response = clientError.response {
             self.init(
                 status: response.status.code,
                 code: "unexpected_answer",
-                message:
-                    "the API at \(server.absoluteString) answered \(response.status.code), an answer openapi.json does not list for this request",
+                message: "the API at \(server.absoluteString) answered \(response.status.code), an answer openapi.json does not list for this request",
                 outcome: .unknown
             )
         } else {
-            let key = (error as? ClientError)?.request?.headerFields[IdempotencyKeys.header]
-            self.init(server: server, noAnswer: cause, idempotencyKey: key)
+            self.init(server: server, noAnswer: cause, idempotencyKey: clientError.request?.headerFields[IdempotencyKeys.header])
         }
     }
 
