@@ -11,7 +11,7 @@ public import OpenAPIRuntime
 ///   `Retry-After`), honouring `Retry-After` (``RetryPolicy``);
 /// - every error answer thrown as a ``CaptureError`` with the API's type, code and message
 ///   (``call(_:)``);
-/// - lists as an `AsyncSequence` that fetches page after page (``pages(pageSize:fetch:)``);
+/// - lists as an `AsyncSequence` that fetches page after page (``Pages``, ``transactions(client:pageSize:)``);
 /// - webhook signatures checked for the merchant's endpoint (``WebhookVerifier``).
 ///
 /// The transport is the app's: `AsyncHTTPClientTransport` on a server, `URLSessionTransport` in
@@ -20,7 +20,7 @@ public import OpenAPIRuntime
 /// ```swift
 /// let capture = CaptureClient(server: URL(string: "http://127.0.0.1:8080")!, key: "sk_…", transport: AsyncHTTPClientTransport())
 /// let transaction = try await capture.call {
-///     try await $0.createTransaction(body: .json(.TokenCharge(.init(token: "tok_…", amount: 1999, currency: .eur)))).created.body.json
+///     try await $0.createTransaction(body: .json(.TokenCharge(.init(token: "tok_…", amount: 1999, currency: .eur)))).transaction
 /// }
 /// ```
 public struct CaptureClient: Sendable {
@@ -35,7 +35,9 @@ public struct CaptureClient: Sendable {
     ///
     /// - Parameters:
     ///   - retry: when a request is sent again; ``RetryPolicy/none`` never.
-    ///   - middlewares: the app's own, run before this client's (to log, to trace).
+    ///   - middlewares: the app's own, run before this client's (to trace, to log). They see each
+    ///     request as the app made it, body included: a token request's holds the card number,
+    ///     so log no body.
     public init(
         server: URL,
         key: String,

@@ -110,7 +110,8 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
             self.init(
                 status: response.status.code,
                 code: "unexpected_answer",
-                message: "the API at \(server.absoluteString) answered \(response.status.code), an answer openapi.json does not list for this request",
+                message:
+                    "the API at \(server.absoluteString) answered \(response.status.code), an answer openapi.json does not list for this request",
                 outcome: .unknown
             )
         } else {

@@ -139,14 +139,17 @@ struct RetryTests {
 
     @Test("a charge answered 202 (pending) reads as its transaction; read as 201 it is an unexpected answer that may have moved money")
     func pending() async throws {
-        let body = #"{"id":"tran_0123456789abcdefghijkl","object":"transaction","status":"pending","amount":1999,"currency":"EUR","amount_refunded":0,"card":{"brand":"visa","bin":"424242","last4":"4242","exp_month":12,"exp_year":2030},"created_at":"2026-12-07T10:00:00Z"}"#
+        let body =
+            #"{"id":"tran_0123456789abcdefghijkl","object":"transaction","status":"pending","amount":1999,"currency":"EUR","amount_refunded":0,"card":{"brand":"visa","bin":"424242","last4":"4242","exp_month":12,"exp_year":2030},"created_at":"2026-12-07T10:00:00Z"}"#
         let server = URL(string: "http://127.0.0.1:1")!
         let charge = Components.Schemas.TransactionRequest.TokenCharge(.init(token: "tok_x", amount: 1999, currency: .eur))
         let pending = CaptureClient(server: server, key: "sk", transport: ScriptedTransport([.answer(202, body: body)]))
         let transaction = try await pending.call { try await $0.createTransaction(body: .json(charge)).transaction }
         #expect(transaction.status == .pending && transaction.id == "tran_0123456789abcdefghijkl")
         let misread = CaptureClient(server: server, key: "sk", transport: ScriptedTransport([.answer(202, body: body)]))
-        let error = await #expect(throws: CaptureError.self) { try await misread.call { try await $0.createTransaction(body: .json(charge)).created } }
+        let error = await #expect(throws: CaptureError.self) {
+            try await misread.call { try await $0.createTransaction(body: .json(charge)).created }
+        }
         #expect(error?.code == "unexpected_answer" && error?.outcome == .unknown, "\(String(describing: error))")
     }
 
