@@ -25,7 +25,8 @@ packages=(
     python3-venv
 )
 mode=${1:-}
-test_packages=(chromium chromium-driver fonts-dejavu-core ffmpeg)
+# curl: the docs' examples (scripts/doc-examples.py) call the API as a reader would.
+test_packages=(chromium chromium-driver fonts-dejavu-core ffmpeg curl)
 if [ "$mode" = "test" ]; then
     packages+=("${test_packages[@]}")
 elif [ "$mode" = "test-only" ]; then

@@ -68,6 +68,9 @@ lap "the schema fuzzer"
 # driving a server through a checkout backend's flow, typed (issue 66).
 .venv-test/bin/python scripts/python-client-test.py --cli .build/debug/capture-cli
 lap "the generated Python client"
+# The examples of README.md and docs/ that say they run (```sh run), against a server on a new vault.
+python3 scripts/doc-examples.py --cli .build/debug/capture-cli
+lap "the docs' examples"
 # The hosted checkout page in headless Chromium: pay, decline, phone width, no JavaScript,
 # cancel; screenshots in test-artifacts/browser.
 .venv-test/bin/python scripts/browser-test.py --cli .build/debug/capture-cli --artifacts test-artifacts/browser
