@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "CardCapture", targets: ["CardCapture"]),
         .library(name: "OCRBridge", targets: ["OCRBridge"]),
         .library(name: "Tokenizer", targets: ["Tokenizer"]),
+        .library(name: "SQLiteVault", targets: ["SQLiteVault"]),
         .library(name: "PostgresVault", targets: ["PostgresVault"]),
         .library(name: "CaptureServer", targets: ["CaptureServer"]),
         .library(name: "CaptureClient", targets: ["CaptureClient"]),
@@ -88,12 +89,22 @@ let package = Package(
             resources: [.copy("Resources/card.traineddata")],
             swiftSettings: imageWorkSettings
         ),
-        // The vault and payments: no HTTP in here.
+        // The vault and payments, on the store contract (VaultStore): no HTTP, no database in here.
         .target(
             name: "Tokenizer",
             dependencies: [
                 "CardCapture",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The vault on SQLite (GRDB): one server's vault in a file, the store contract's first
+        // implementation, beside PostgresVault.
+        .target(
+            name: "SQLiteVault",
+            dependencies: [
+                "Tokenizer",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's own calls, for the writer's busiest statements (DirectStatement).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -158,6 +169,7 @@ let package = Package(
             dependencies: [
                 "CardCapture",
                 "Tokenizer",
+                "SQLiteVault",
                 "PostgresVault",
                 "CaptureServer",
                 "CaptureClient",
@@ -188,13 +200,13 @@ let package = Package(
         // What the vault's and the API's tests share: the two stores they run against.
         .target(
             name: "StoreTestSupport",
-            dependencies: ["Tokenizer", "PostgresVault", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Tokenizer", "SQLiteVault", "PostgresVault", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/StoreTestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "TokenizerTests",
-            dependencies: ["Tokenizer", "StoreTestSupport", "PostgresVault", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Tokenizer", "SQLiteVault", "StoreTestSupport", "PostgresVault", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -205,6 +217,7 @@ let package = Package(
                 "CaptureClient",
                 "CardCapture",
                 "Tokenizer",
+                "SQLiteVault",
                 "StoreTestSupport",
                 "PostgresVault",
                 .product(name: "GRDB", package: "GRDB.swift"),

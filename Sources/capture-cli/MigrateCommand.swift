@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PostgresVault
+import SQLiteVault
 import Tokenizer
 
 /// `capture-cli migrate`: brings a vault's schema up to date without serving it, and says the

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Crypto
 import Foundation
+import SQLiteVault
 import Synchronization
 import Tokenizer
 

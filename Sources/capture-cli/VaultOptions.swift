@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PostgresVault
+import SQLiteVault
 import Tokenizer
 
 /// Where the vault is: the options `serve`, `keys` and `migrate` share.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import SQLiteVault
 import Synchronization
 import Testing
 import Tokenizer

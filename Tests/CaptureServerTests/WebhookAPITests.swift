@@ -12,6 +12,7 @@ import StoreTestSupport
 import Synchronization
 import Testing
 
+@testable import SQLiteVault
 @testable import Tokenizer
 
 /// A merchant's webhook receiver on loopback: keeps every request, and answers each with the

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 public import PostgresVault
+import SQLiteVault
 public import Tokenizer
 
 /// The two stores every vault, payments, checkout, webhook and key test runs against: the

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 
+@testable import SQLiteVault
 @testable import Tokenizer
 
 /// The writer's statements that bypass GRDB's binding and rows (``DirectStatement``): what

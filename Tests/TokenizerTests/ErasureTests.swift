@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 
+@testable import SQLiteVault
 @testable import Tokenizer
 
 @Suite("Card data after use: erased from the files, not only from the rows")

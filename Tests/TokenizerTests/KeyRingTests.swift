@@ -4,6 +4,7 @@ import GRDB
 import StoreTestSupport
 import Testing
 
+@testable import SQLiteVault
 @testable import Tokenizer
 
 @Suite("Master key: made once, found again, never silently replaced")

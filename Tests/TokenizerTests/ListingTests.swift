@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 
+@testable import SQLiteVault
 @testable import Tokenizer
 
 @Suite("Transaction lists: read through an index, page by page")

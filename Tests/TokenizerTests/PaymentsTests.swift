@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteVault
 import StoreTestSupport
 import Synchronization
 import Testing

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import PostgresVault
+@testable import SQLiteVault
 @testable import Tokenizer
 
 /// What only the PostgreSQL store has: its URL, its migrations, its locks between servers, and

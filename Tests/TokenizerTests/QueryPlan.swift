@@ -1,5 +1,6 @@
 import GRDB
 
+@testable import SQLiteVault
 @testable import Tokenizer
 
 extension SQLiteVaultStore {

@@ -1,6 +1,7 @@
 import GRDB
 import Testing
 
+@testable import SQLiteVault
 @testable import Tokenizer
 
 /// Tokens and transactions are read by position (``TokenRecord/init(row:)``,

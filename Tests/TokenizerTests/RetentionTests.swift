@@ -4,6 +4,7 @@ import GRDB
 import StoreTestSupport
 import Testing
 
+@testable import SQLiteVault
 @testable import Tokenizer
 
 @Suite("Retention: tokens and scans are deleted some days after they expire")

@@ -4,6 +4,7 @@ import GRDB
 import StoreTestSupport
 import Testing
 
+@testable import SQLiteVault
 @testable import Tokenizer
 
 /// Answers kept for Idempotency-Key replays hold secrets (a webhook endpoint's signing secret,

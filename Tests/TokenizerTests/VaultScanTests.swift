@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+import SQLiteVault
 import StoreTestSupport
 import Testing
 import Tokenizer

@@ -4,6 +4,7 @@ import PostgresVault
 import StoreTestSupport
 import Synchronization
 
+@testable import SQLiteVault
 @testable import Tokenizer
 
 /// A clock the test moves by hand.

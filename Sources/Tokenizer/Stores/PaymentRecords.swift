@@ -23,7 +23,7 @@ public struct ClientRecord: Sendable, Codable, Equatable {
         self.createdAt = createdAt
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, email, description
         case merchantID = "merchant_id"
         case createdAt = "created_at"
@@ -75,7 +75,7 @@ public struct PaymentMethodRecord: Sendable, Codable, Equatable {
         self.createdAt = createdAt
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, fingerprint, brand, bin, last4
         case merchantID = "merchant_id"
         case clientID = "client_id"
@@ -162,7 +162,7 @@ public struct TransactionRecord: Sendable, Codable, Equatable {
         self.checkoutSessionID = checkoutSessionID
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, status, amount, currency, description, brand, bin, last4
         case merchantID = "merchant_id"
         case refundedAmount = "refunded_amount"
@@ -205,7 +205,7 @@ public struct RefundRecord: Sendable, Codable, Equatable {
         self.createdAt = createdAt
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, amount, currency
         case merchantID = "merchant_id"
         case transactionID = "transaction_id"

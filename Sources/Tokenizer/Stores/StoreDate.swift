@@ -6,7 +6,7 @@ public import Foundation
 public enum StoreDate {
     /// "yyyy-MM-dd HH:mm:ss.SSS": the text GRDB writes for a `Date`, so that the two compare
     /// and sort alike in SQL.
-    static func text(_ date: Date) -> String {
+    package static func text(_ date: Date) -> String {
         format(milliseconds: milliseconds(date), separator: " ", fraction: true)
     }
 

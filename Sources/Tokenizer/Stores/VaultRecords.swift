@@ -12,7 +12,7 @@ public struct MerchantRecord: Sendable, Codable, Equatable {
         self.createdAt = createdAt
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, name
         case createdAt = "created_at"
     }
@@ -57,7 +57,7 @@ public struct APIKeyRecord: Sendable, Codable, Equatable {
         return ended
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case hash, kind, hint
         case merchantID = "merchant_id"
         case createdAt = "created_at"
@@ -133,7 +133,7 @@ public struct TokenRecord: Sendable, Codable, Equatable {
         self.usedAt = usedAt
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, brand, bin, last4, fingerprint, amount, currency
         case merchantID = "merchant_id"
         case expMonth = "exp_month"
@@ -226,7 +226,7 @@ public struct ScanRecord: Sendable, Codable, Equatable {
         self.checkoutSessionID = checkoutSessionID
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, status, brand, bin, last4, confidence
         case merchantID = "merchant_id"
         case expMonth = "exp_month"

@@ -1,4 +1,5 @@
 import GRDB
+import Tokenizer
 
 extension SQLiteVaultStore {
     /// The schema, one migration per release; a shipped migration is never edited.

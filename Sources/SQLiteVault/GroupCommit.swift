@@ -1,5 +1,6 @@
 import GRDB
 import Synchronization
+import Tokenizer
 
 /// Group commit for the store's busiest writes (tokens made and spent, transactions): writes
 /// that arrive while one commit is under way wait for it and are then committed together, in

@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import Tokenizer
 
 /// A statement the connection keeps, bound, stepped and read through SQLite's own calls
 /// instead of GRDB's `execute(arguments:)` and `Row`: for the few statements that every token

@@ -1,5 +1,6 @@
 public import Foundation
 public import GRDB
+public import Tokenizer
 
 extension SQLiteVaultStore {
     // MARK: - Endpoints

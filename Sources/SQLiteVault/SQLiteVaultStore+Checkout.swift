@@ -1,5 +1,6 @@
 public import Foundation
 public import GRDB
+public import Tokenizer
 
 extension SQLiteVaultStore {
     public func insertCheckoutSession(_ session: CheckoutSessionRecord) async throws {
