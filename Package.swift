@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "CardCapture", targets: ["CardCapture"]),
         .library(name: "OCRBridge", targets: ["OCRBridge"]),
         .library(name: "Tokenizer", targets: ["Tokenizer"]),
+        .library(name: "Payments", targets: ["Payments"]),
         .library(name: "SQLiteVault", targets: ["SQLiteVault"]),
         .library(name: "PostgresVault", targets: ["PostgresVault"]),
         .library(name: "CaptureServer", targets: ["CaptureServer"]),
@@ -89,10 +90,23 @@ let package = Package(
             resources: [.copy("Resources/card.traineddata")],
             swiftSettings: imageWorkSettings
         ),
-        // The vault and payments, on the store contract (VaultStore): no HTTP, no database in here.
+        // The vault (tokens, scans, keys and sealing, ids) and the store contract with its records:
+        // no HTTP, no database, no payment flow in here.
         .target(
             name: "Tokenizer",
             dependencies: [
+                "CardCapture",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The payment flows on the store contract: charges, refunds, clients and saved cards,
+        // checkout sessions, webhooks and events, the processor, return and webhook addresses.
+        .target(
+            name: "Payments",
+            dependencies: [
+                "Tokenizer",
                 "CardCapture",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -128,6 +142,7 @@ let package = Package(
             name: "CaptureServer",
             dependencies: [
                 "Tokenizer",
+                "Payments",
                 "OCRBridge",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // `serve --tls-cert --tls-key`: HTTPS itself, over swift-nio-ssl.
@@ -169,6 +184,7 @@ let package = Package(
             dependencies: [
                 "CardCapture",
                 "Tokenizer",
+                "Payments",
                 "SQLiteVault",
                 "PostgresVault",
                 "CaptureServer",
@@ -200,13 +216,15 @@ let package = Package(
         // What the vault's and the API's tests share: the two stores they run against.
         .target(
             name: "StoreTestSupport",
-            dependencies: ["Tokenizer", "SQLiteVault", "PostgresVault", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Tokenizer", "Payments", "SQLiteVault", "PostgresVault", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/StoreTestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "TokenizerTests",
-            dependencies: ["Tokenizer", "SQLiteVault", "StoreTestSupport", "PostgresVault", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "Tokenizer", "Payments", "SQLiteVault", "StoreTestSupport", "PostgresVault", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -217,6 +235,7 @@ let package = Package(
                 "CaptureClient",
                 "CardCapture",
                 "Tokenizer",
+                "Payments",
                 "SQLiteVault",
                 "StoreTestSupport",
                 "PostgresVault",
@@ -233,6 +252,7 @@ let package = Package(
                 "CaptureClient",
                 "CaptureServer",
                 "Tokenizer",
+                "Payments",
                 "StoreTestSupport",
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -246,7 +266,7 @@ let package = Package(
             name: "CaptureCLITests",
             // Tokenizer for what a test signs as the server would; OCRBridge for the phone photos a
             // test writes; a PostgreSQL database of its own for the tests of a shared vault.
-            dependencies: ["capture-cli", "Tokenizer", "StoreTestSupport", "OCRBridge"],
+            dependencies: ["capture-cli", "Tokenizer", "Payments", "StoreTestSupport", "OCRBridge"],
             swiftSettings: swiftSettings
         ),
     ]

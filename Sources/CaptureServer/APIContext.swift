@@ -3,6 +3,7 @@ public import Foundation
 public import Hummingbird
 import Logging
 public import NIOCore
+import Payments
 import Synchronization
 public import Tokenizer
 

@@ -1,6 +1,7 @@
 import CardCapture
 import Foundation
 public import Hummingbird
+import Payments
 import Tokenizer
 
 /// An error as the API answers it: `{"error": {"type", "code", "message", "param"?}}` with

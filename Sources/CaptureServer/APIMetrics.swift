@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+import Payments
 public import Prometheus
 import Synchronization
 import Tokenizer

@@ -6,6 +6,7 @@ import HummingbirdCore
 public import HummingbirdTLS
 public import Logging
 import NIOCore
+public import Payments
 import ServiceLifecycle
 public import Tokenizer
 

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Payments
 import Tokenizer
 
 /// A response body written straight to bytes (the token and transaction answers, the busiest

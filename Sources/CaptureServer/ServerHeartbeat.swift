@@ -1,4 +1,5 @@
 import Logging
+import Payments
 import ServiceLifecycle
 import Tokenizer
 

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import Payments
 import Tokenizer
 
 /// Answers a request that cannot be read as HTTP/1.1 (a malformed head, a bad or doubled

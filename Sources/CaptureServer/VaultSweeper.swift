@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import Payments
 import ServiceLifecycle
 import Tokenizer
 

@@ -234,11 +234,11 @@ extension PostgresVaultStore {
     /// postgres-nio binds no NULL inside an array: a value that may be missing is bound as ''
     /// or 0 and read back as NULL (no code, reference, id or length is ever empty or 0). The
     /// statement is prepared once per connection, and its text is the same for every batch.
-    /// A delivery's id is taken from the bound array of delivery ids, webhookEndpointLimit of
+    /// A delivery's id is taken from the bound array of delivery ids, WebhookEvents.endpointLimit of
     /// them for each charge (a merchant has at most that many endpoints), made before it is
     /// known how many are needed.
     static func settleStatement(_ items: [Settling]) -> PostgresQuery {
-        let limit = Payments.webhookEndpointLimit
+        let limit = WebhookEvents.endpointLimit
         let deliveryIDs = items.flatMap { _ in (0..<limit).map { _ in ObjectID.random(.webhookDelivery).rawValue } }
         return """
             WITH item AS (

@@ -2,6 +2,7 @@ import ArgumentParser
 import CaptureClient
 import CardCapture
 import Foundation
+import Payments
 import Tokenizer
 
 /// `capture-cli charge-url`: an Inner Fence charge request

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Payments
 import Tokenizer
 
 /// `capture-cli keys create|list|revoke|rotate`: merchants and their API keys.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Payments
 import PostgresVault
 import SQLiteVault
 import Tokenizer

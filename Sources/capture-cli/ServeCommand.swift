@@ -6,6 +6,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import OCRBridge
+import Payments
 import Tokenizer
 
 /// `capture-cli serve`: the HTTP API on the embedded vault.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Crypto
 import Foundation
+import Payments
 import SQLiteVault
 import Synchronization
 import Tokenizer

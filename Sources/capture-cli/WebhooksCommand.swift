@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Payments
 import Synchronization
 import Tokenizer
 

@@ -1,4 +1,5 @@
 import Foundation
+import Payments
 import Testing
 import Tokenizer
 

@@ -10,6 +10,7 @@ import NIOCore
 import NIOPosix
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
+import Payments
 import StoreTestSupport
 import Synchronization
 import Testing

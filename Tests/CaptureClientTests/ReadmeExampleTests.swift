@@ -1,6 +1,7 @@
 import CaptureClient
 import Foundation
 import OpenAPIAsyncHTTPClient
+import Payments
 import Testing
 import Tokenizer
 

@@ -2,6 +2,7 @@ import CaptureClient
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+import Payments
 import Synchronization
 import Testing
 import Tokenizer

@@ -1,5 +1,6 @@
 import CaptureClient
 import Foundation
+import Payments
 import Testing
 import Tokenizer
 

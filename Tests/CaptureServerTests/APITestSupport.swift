@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import Payments
 import StoreTestSupport
 import Synchronization
 import Testing

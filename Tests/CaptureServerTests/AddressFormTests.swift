@@ -1,5 +1,6 @@
 import CaptureServer
 import Foundation
+import Payments
 import Testing
 import Tokenizer
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Payments
 import Synchronization
 import Testing
 import Tokenizer

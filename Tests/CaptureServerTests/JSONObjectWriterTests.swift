@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CaptureServer
+@testable import Payments
 @testable import Tokenizer
 
 @Suite("Hand-written JSON answers")

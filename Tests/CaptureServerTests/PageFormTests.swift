@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Payments
 import StoreTestSupport
 import Synchronization
 import Testing

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import Payments
 import StoreTestSupport
 import Testing
 import Tokenizer

@@ -8,6 +8,7 @@ import NIOCore
 import StoreTestSupport
 import Testing
 
+@testable import Payments
 @testable import Tokenizer
 
 struct TransactionBody: Decodable {

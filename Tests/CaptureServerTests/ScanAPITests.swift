@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import OCRBridge
+import Payments
 import StoreTestSupport
 import Testing
 import Tokenizer

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import OCRBridge
+import Payments
 import Testing
 import Tokenizer
 

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Payments
 import Synchronization
 import Testing
 import Tokenizer

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import Payments
 import SQLiteVault
 import Synchronization
 import Testing

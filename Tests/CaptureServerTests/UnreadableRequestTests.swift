@@ -2,6 +2,7 @@ import CaptureServer
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Payments
 import Testing
 import Tokenizer
 

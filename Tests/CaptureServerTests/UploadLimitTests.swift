@@ -2,6 +2,7 @@ import CardCapture
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Payments
 import Testing
 import Tokenizer
 

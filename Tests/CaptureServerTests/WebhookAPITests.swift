@@ -12,6 +12,7 @@ import StoreTestSupport
 import Synchronization
 import Testing
 
+@testable import Payments
 @testable import SQLiteVault
 @testable import Tokenizer
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Payments
 public import PostgresVault
 import SQLiteVault
 public import Tokenizer

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import Payments
 @testable import Tokenizer
 
 @Suite("Checkout return addresses")

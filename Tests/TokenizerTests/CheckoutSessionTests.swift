@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+import Payments
 import StoreTestSupport
 import Testing
 import Tokenizer

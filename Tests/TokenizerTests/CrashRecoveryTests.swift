@@ -1,6 +1,7 @@
 import CardCapture
 import Foundation
 import GRDB
+import Payments
 import SQLiteVault
 import StoreTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 
+@testable import Payments
 @testable import SQLiteVault
 @testable import Tokenizer
 

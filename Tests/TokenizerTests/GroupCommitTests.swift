@@ -3,6 +3,7 @@ import GRDB
 import Synchronization
 import Testing
 
+@testable import Payments
 @testable import SQLiteVault
 @testable import Tokenizer
 

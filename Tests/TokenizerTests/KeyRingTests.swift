@@ -4,6 +4,7 @@ import GRDB
 import StoreTestSupport
 import Testing
 
+@testable import Payments
 @testable import SQLiteVault
 @testable import Tokenizer
 

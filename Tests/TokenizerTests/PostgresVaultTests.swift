@@ -3,6 +3,7 @@ import StoreTestSupport
 import Synchronization
 import Testing
 
+@testable import Payments
 @testable import PostgresVault
 @testable import SQLiteVault
 @testable import Tokenizer

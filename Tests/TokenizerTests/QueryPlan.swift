@@ -1,5 +1,6 @@
 import GRDB
 
+@testable import Payments
 @testable import SQLiteVault
 @testable import Tokenizer
 

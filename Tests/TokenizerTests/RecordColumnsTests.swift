@@ -1,6 +1,7 @@
 import GRDB
 import Testing
 
+@testable import Payments
 @testable import SQLiteVault
 @testable import Tokenizer
 

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import Payments
 @testable import Tokenizer
 
 @Suite("Sealed card data: the compact format, and the JSON of older records")

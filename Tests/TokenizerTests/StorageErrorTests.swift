@@ -1,5 +1,6 @@
 import Testing
 
+@testable import Payments
 @testable import Tokenizer
 
 /// Issue 65: public 503 bodies told clients "PostgreSQL refused the request (SQLSTATE

@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+import Payments
 import SQLiteVault
 import StoreTestSupport
 import Testing

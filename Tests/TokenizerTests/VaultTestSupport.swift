@@ -4,6 +4,7 @@ import PostgresVault
 import StoreTestSupport
 import Synchronization
 
+@testable import Payments
 @testable import SQLiteVault
 @testable import Tokenizer
 

@@ -1,3 +1,4 @@
+import Payments
 import Testing
 import Tokenizer
 

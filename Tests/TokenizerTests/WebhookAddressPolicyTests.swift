@@ -1,3 +1,4 @@
+import Payments
 import StoreTestSupport
 import Testing
 import Tokenizer

@@ -4,6 +4,7 @@ import GRDB
 import StoreTestSupport
 import Testing
 
+@testable import Payments
 @testable import Tokenizer
 
 /// Writes small stand-ins for the API's objects: enough to tell which object an event carries.

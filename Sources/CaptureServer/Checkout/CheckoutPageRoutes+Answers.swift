@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import OCRBridge
+import Payments
 import Tokenizer
 
 /// What the page answers: the rendered page, redirects, its headers and its words.

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import OCRBridge
+import Payments
 import Tokenizer
 
 /// The hosted page's live camera: `POST /pay/{id}/frames`, one frame (JPEG, about 1000 pixels

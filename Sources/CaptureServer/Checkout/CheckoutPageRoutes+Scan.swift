@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import OCRBridge
+import Payments
 import Tokenizer
 
 /// The hosted page's card photo: read by the server's scanner to fill the form in.

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import OCRBridge
+import Payments
 import Tokenizer
 
 /// The hosted checkout page, `/pay/cs_…`: what a buyer sees and pays on. Server-rendered

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Mustache
 import NIOCore
+import Payments
 import Tokenizer
 
 /// The hosted checkout page's template, style sheet and script (the `Pages` folder), loaded

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import Payments
 import Tokenizer
 
 /// Checks `Authorization: Bearer KEY` against the vault: no key or an unknown key is 401.

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOHTTP1
+import Payments
 import Tokenizer
 
 /// Logs one structured line per request (method, route template, path, status, time, merchant,

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Payments
 import Tokenizer
 
 /// The form openapi.json gives an address a request names (a checkout session's `return_url`

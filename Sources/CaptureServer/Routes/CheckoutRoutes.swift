@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Payments
 import Tokenizer
 
 /// Checkout sessions: a payment a merchant's backend asks for, taken on the hosted page

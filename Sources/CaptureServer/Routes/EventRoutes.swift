@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Payments
 import Tokenizer
 
 /// Events a backend catches up from (`GET /v1/events`): every change it would be told of by

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Payments
 import Tokenizer
 
 /// `Idempotency-Key` on every POST: a request sent again with the same key and body gets the

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Payments
 import Tokenizer
 
 /// Transactions, refunds, clients and payment methods: secret keys only.

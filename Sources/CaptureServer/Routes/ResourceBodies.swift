@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Payments
 import Tokenizer
 
 /// The JSON shapes of transactions, refunds, clients and payment methods.

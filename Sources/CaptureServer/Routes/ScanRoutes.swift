@@ -5,6 +5,7 @@ import Hummingbird
 import NIOCore
 import NIOPosix
 import OCRBridge
+import Payments
 import Synchronization
 import Tokenizer
 

@@ -2,6 +2,7 @@ import CardCapture
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Payments
 import Tokenizer
 
 /// `POST /v1/tokens` (from a card, or from a scan) and `GET /v1/tokens/{id}`.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Payments
 import Tokenizer
 
 /// Webhook endpoints: where a merchant's backend is told of outcomes, and what was sent there.

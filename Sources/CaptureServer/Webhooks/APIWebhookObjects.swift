@@ -1,4 +1,5 @@
 import Foundation
+import Payments
 import Tokenizer
 
 /// The objects webhook events carry, in the shapes the API answers with, so that a backend

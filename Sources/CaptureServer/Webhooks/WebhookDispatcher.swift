@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import Payments
 import ServiceLifecycle
 import Synchronization
 import Tokenizer

@@ -340,7 +340,7 @@ public struct IdempotentAnswer: Sendable {
     public let body: Data
     public let keyID: String
     /// Told when the store kept it, with the body in clear (the answer run gives the caller).
-    let keeper: IdempotencyKeys.Keeper
+    package let keeper: IdempotencyKeys.Keeper
     let plain: Data
 }
 

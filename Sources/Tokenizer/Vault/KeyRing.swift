@@ -1,6 +1,6 @@
 import CardCapture
 public import Crypto
-import Foundation
+package import Foundation
 
 /// The vault's keys: one 256-bit master key, and the keys derived from it (HKDF-SHA256), one
 /// per purpose, so that the key that encrypts card numbers is never the one for CVCs or for
@@ -15,7 +15,7 @@ import Foundation
 /// ```
 public struct KeyRing: Sendable {
     /// What a derived key is for.
-    enum Purpose: String {
+    package enum Purpose: String {
         case card = "card-v1"
         case cvc = "cvc-v1"
         case fingerprint = "fingerprint-v1"
@@ -67,7 +67,7 @@ public struct KeyRing: Sendable {
     /// Encrypts with AES-GCM under the purpose's key; `context` (the record's id) is
     /// authenticated with it, so a sealed value moved to another record does not open. The
     /// box comes back as the store keeps it, nonce first: no copy into an array and back.
-    func seal(_ plaintext: [UInt8], for purpose: Purpose, context: String) throws(VaultError) -> Data {
+    package func seal(_ plaintext: [UInt8], for purpose: Purpose, context: String) throws(VaultError) -> Data {
         do {
             // A fresh random nonce of AES-GCM's 12 bytes, drawn in one system call.
             let nonce = try AES.GCM.Nonce(data: SystemRandom.bytes(12))
@@ -82,7 +82,7 @@ public struct KeyRing: Sendable {
     }
 
     /// Decrypts what ``seal(_:for:context:)`` made for the same record.
-    func open(_ sealed: some DataProtocol, for purpose: Purpose, context: String) throws(VaultError) -> [UInt8] {
+    package func open(_ sealed: some DataProtocol, for purpose: Purpose, context: String) throws(VaultError) -> [UInt8] {
         do {
             let box = try AES.GCM.SealedBox(combined: sealed)
             return Array(try AES.GCM.open(box, using: key(for: purpose), authenticating: Array(context.utf8)))
@@ -112,35 +112,35 @@ public struct KeyRing: Sendable {
     /// The hosted page's anti-forgery code for a form of `sessionID` shown at `issued` (Unix
     /// seconds) to the browser holding `nonce` (its cookie): HMAC-SHA256, hex. Another site can
     /// make a browser post the form, but cannot read the code that goes with its cookie.
-    func pageFormCode(sessionID: String, nonce: String, issued: Int) -> String {
+    package func pageFormCode(sessionID: String, nonce: String, issued: Int) -> String {
         pageCode("form \(sessionID):\(nonce):\(issued)")
     }
 
     /// Whether `code` is ``pageFormCode(sessionID:nonce:issued:)``'s, compared in constant time.
-    func pageFormCodeIsValid(_ code: String, sessionID: String, nonce: String, issued: Int) -> Bool {
+    package func pageFormCodeIsValid(_ code: String, sessionID: String, nonce: String, issued: Int) -> Bool {
         pageCodeIsValid(code, for: "form \(sessionID):\(nonce):\(issued)")
     }
 
     /// The code that binds a scan the hosted page's camera made to the session it was made
     /// for and the browser whose camera made it (`nonce`, its cookie) (HMAC-SHA256, hex): that
     /// browser's form may then pay with the scan instead of a typed number.
-    func pageScanCode(sessionID: String, scanID: String, nonce: String) -> String {
+    package func pageScanCode(sessionID: String, scanID: String, nonce: String) -> String {
         pageCode("scan \(sessionID):\(scanID):\(nonce)")
     }
 
     /// Whether `code` is ``pageScanCode(sessionID:scanID:nonce:)``'s, compared in constant time.
-    func pageScanCodeIsValid(_ code: String, sessionID: String, scanID: String, nonce: String) -> Bool {
+    package func pageScanCodeIsValid(_ code: String, sessionID: String, scanID: String, nonce: String) -> Bool {
         pageCodeIsValid(code, for: "scan \(sessionID):\(scanID):\(nonce)")
     }
 
     /// The tag that shows a page cookie's nonce was issued by this vault (HMAC-SHA256, hex):
     /// a value a client chose is not taken.
-    func pageCookieTag(nonce: String) -> String {
+    package func pageCookieTag(nonce: String) -> String {
         pageCode("cookie \(nonce)")
     }
 
     /// Whether `tag` is ``pageCookieTag(nonce:)``'s, compared in constant time.
-    func pageCookieTagIsValid(_ tag: String, nonce: String) -> Bool {
+    package func pageCookieTagIsValid(_ tag: String, nonce: String) -> Bool {
         pageCodeIsValid(tag, for: "cookie \(nonce)")
     }
 
@@ -177,7 +177,7 @@ public struct KeyRing: Sendable {
         }
     }
 
-    static func bytes(fromHex text: String) -> [UInt8]? {
+    package static func bytes(fromHex text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
@@ -189,7 +189,7 @@ public struct KeyRing: Sendable {
     }
 
     /// Lower-case hex of the bytes.
-    static func hex(_ bytes: some ContiguousBytes) -> String {
+    package static func hex(_ bytes: some ContiguousBytes) -> String {
         bytes.withUnsafeBytes { bytes in hex(raw: bytes) }
     }
 

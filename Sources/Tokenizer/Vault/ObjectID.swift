@@ -44,11 +44,11 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     public let rawValue: String
 
     /// The random part: 22 base-62 digits hold 128 bits (62^22 > 2^128).
-    static let randomLength = 22
+    package static let randomLength = 22
     /// The time part of a time-ordered id: milliseconds since 1970 in 8 base-62 digits, enough
     /// until the year 8000; base-62 digits sort in ASCII order, so the ids sort by time.
-    static let timeLength = 8
-    static let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+    package static let timeLength = 8
+    package static let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
 
     /// A new id with 128 random bits.
     public static func random(_ kind: Kind) -> ObjectID {

@@ -31,7 +31,7 @@ public struct SpentCard: Sendable {
     public let fingerprint: String
     /// The charge recorded `pending` in the spend's write, when the spend was for one: as the
     /// store holds it, to be settled.
-    let pendingCharge: TransactionRecord?
+    package let pendingCharge: TransactionRecord?
 }
 
 extension Vault {
@@ -239,7 +239,7 @@ extension Vault {
         )
     }
 
-    static func check(amount: Int, in currency: Currency) throws(VaultError) {
+    package static func check(amount: Int, in currency: Currency) throws(VaultError) {
         guard amount <= currency.maximumAmount else {
             throw VaultError(
                 .amountTooLarge,
@@ -275,14 +275,19 @@ extension Vault {
     /// Sealed as a format byte (1: number alone, 2: with a holder), the number's length in a
     /// byte, its ASCII digits, then the holder's UTF-8 to the end. Records sealed before this
     /// format hold a JSON object (`{"number": …, "holder": …}`) and still open.
-    struct SealedCard: Decodable {
-        var number: String
-        var holder: String?
+    package struct SealedCard: Decodable {
+        package var number: String
+        package var holder: String?
+
+        package init(number: String, holder: String?) {
+            self.number = number
+            self.holder = holder
+        }
     }
 
     static let sealedDecoder = JSONDecoder()
 
-    static func encode(_ card: SealedCard) -> [UInt8] {
+    package static func encode(_ card: SealedCard) -> [UInt8] {
         let number = Array(card.number.utf8.prefix(255))
         var bytes: [UInt8] = [card.holder == nil ? 1 : 2, UInt8(number.count)]
         bytes.reserveCapacity(2 + number.count + (card.holder?.utf8.count ?? 0))
@@ -291,7 +296,7 @@ extension Vault {
         return bytes
     }
 
-    static func decode(_ bytes: [UInt8]) throws(VaultError) -> SealedCard {
+    package static func decode(_ bytes: [UInt8]) throws(VaultError) -> SealedCard {
         let unreadable = VaultError(.cardDataUnavailable, "sealed card data does not decode")
         switch bytes.first {
         case 1, 2:

@@ -33,7 +33,7 @@ public struct Vault: Sendable {
     }
 
     public let store: any VaultStore
-    let keys: KeyRing
+    package let keys: KeyRing
     public let configuration: Configuration
     /// Keys already authenticated once (see ``KnownAPIKeys``).
     let knownKeys = KnownAPIKeys()
@@ -67,7 +67,7 @@ public struct Vault: Sendable {
 
     /// Runs a store call, turning its failures into ``VaultError/Code/storage`` without
     /// passing on the store's own message (it may quote SQL with values).
-    func storing<T: Sendable>(_ what: String, _ operation: () async throws -> T) async throws(VaultError) -> T {
+    package func storing<T: Sendable>(_ what: String, _ operation: () async throws -> T) async throws(VaultError) -> T {
         do {
             return try await operation()
         } catch let error as VaultError {

@@ -157,7 +157,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     /// a client, whose message says what it needs (was anything changed, when to retry).
     public let cause: String?
 
-    init(_ code: Code, _ message: String, param: String? = nil, cause: String? = nil) {
+    package init(_ code: Code, _ message: String, param: String? = nil, cause: String? = nil) {
         self.param = param
         self.code = code
         self.message = message
@@ -167,7 +167,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 
     /// The database away, and nothing changed that the request asked for; `cause` for the log.
-    static func storageUnavailable(cause: String?) -> VaultError {
+    package static func storageUnavailable(cause: String?) -> VaultError {
         VaultError(
             .storageUnavailable,
             "the vault's database is unavailable; nothing was changed that this answer is about; try again in a few seconds",

@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+public import Tokenizer
 
 extension Payments {
     /// Charges a token (spending it) or a saved payment method. A declined or failed charge

@@ -1,6 +1,7 @@
 public import CardCapture
 import Crypto
 import Foundation
+public import Tokenizer
 
 /// What the hosted page (`/pay/cs_…`) needs of the vault. The page is reached by the
 /// session's id alone, so nothing here is scoped to a merchant's key: the id is the buyer's

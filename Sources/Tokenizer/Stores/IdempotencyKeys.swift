@@ -204,7 +204,7 @@ public struct IdempotencyKeys: Sendable {
         private let claimState = Mutex(Claim.unclaimed)
 
         /// What became of a claim left to the operation's first write.
-        enum Claim: Sendable, Equatable {
+        package enum Claim: Sendable, Equatable {
             /// Not tried yet (or claimed before the operation ran).
             case unclaimed
             /// Made by the operation's write.
@@ -228,10 +228,10 @@ public struct IdempotencyKeys: Sendable {
             claimState.withLock { $0 == .unclaimed } ? firstWriteClaim : nil
         }
 
-        var claim: Claim { claimState.withLock { $0 } }
+        package var claim: Claim { claimState.withLock { $0 } }
 
         /// Told by the write that was given ``unclaimed``.
-        func claimWent(_ outcome: Claim) {
+        package func claimWent(_ outcome: Claim) {
             claimState.withLock { $0 = outcome }
         }
 
@@ -249,7 +249,7 @@ public struct IdempotencyKeys: Sendable {
         }
 
         /// Told by whoever had the store keep `answer` in a write that committed.
-        func keep(_ answer: IdempotentAnswer) {
+        package func keep(_ answer: IdempotentAnswer) {
             keptAnswer.withLock { $0 = (answer.status, answer.plain) }
         }
 

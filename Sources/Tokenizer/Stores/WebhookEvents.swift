@@ -25,6 +25,9 @@ public struct WebhookEvents: Sendable {
         self.now = now
     }
 
+    /// The most webhook endpoints a merchant may have; a store's batches count on it.
+    public static let endpointLimit = 16
+
     /// Every event type, as `POST /v1/webhook_endpoints` takes them in `events`.
     public static let types = [
         "checkout_session.completed",

@@ -1,4 +1,5 @@
 public import Foundation
+public import Tokenizer
 
 /// Transactions, clients and saved payment methods, over the vault and a processor.
 ///

@@ -1,6 +1,7 @@
 import CardCapture
 import Foundation
 import Synchronization
+public import Tokenizer
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 public import CardCapture
+public import Tokenizer
 
 /// What a processor is asked to authorize: a whole card, for one attempt.
 public struct AuthorizationRequest: Sendable {

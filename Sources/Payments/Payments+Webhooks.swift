@@ -1,6 +1,7 @@
 import CardCapture
 import Crypto
 public import Foundation
+public import Tokenizer
 
 extension Payments {
     /// A new webhook endpoint and its signing secret: the only time the secret is shown.
@@ -22,7 +23,7 @@ extension Payments {
     }
 
     /// Endpoints a merchant may have at once.
-    public static let webhookEndpointLimit = 16
+    public static let webhookEndpointLimit = WebhookEvents.endpointLimit
 
     /// Adds an endpoint that is sent `events` (nil, or a list holding `"*"`, for every type) from now on.
     ///

@@ -1,3 +1,4 @@
+import Tokenizer
 /// The limits openapi.json states for free text, counted as JSON Schema counts a string's
 /// length: in Unicode code points, where `String.count` counts what a reader sees as one
 /// character (an "é" written as e and a combining accent is two code points and one

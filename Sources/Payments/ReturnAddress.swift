@@ -1,4 +1,5 @@
 import Foundation
+public import Tokenizer
 
 /// Where the hosted page sends a buyer when it is done: a web address (kept as a browser reads
 /// it, ``WebAddress``) or an app's own address, such as Inner Fence's

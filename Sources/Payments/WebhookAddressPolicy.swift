@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Tokenizer
 
 #if canImport(Glibc)
 import Glibc

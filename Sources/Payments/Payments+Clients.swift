@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+public import Tokenizer
 
 extension Payments {
     /// A new client for the merchant.

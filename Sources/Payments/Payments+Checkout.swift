@@ -1,5 +1,6 @@
 import CardCapture
 import Foundation
+public import Tokenizer
 
 extension Payments {
     /// What a merchant's backend asks to be paid on the hosted page.

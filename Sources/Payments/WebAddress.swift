@@ -1,4 +1,5 @@
 import Foundation
+public import Tokenizer
 
 #if canImport(Glibc)
 import Glibc
