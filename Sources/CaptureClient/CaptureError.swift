@@ -7,15 +7,18 @@ import OpenAPIRuntime
 /// answer the document does not allow.
 ///
 /// Whether money may have moved is in ``outcome``: an error answer means the request changed
-/// nothing, except `storage_outcome_unknown`, which says it may have; a request that got no
-/// answer may have been carried out, and sending it again with the same ``idempotencyKey`` gives
-/// its result without doing it twice.
+/// nothing, except `storage_outcome_unknown` (it may have), a 500, and the answers about a
+/// request that went earlier with the same Idempotency-Key (`idempotency_key_in_use`: it is
+/// still running; `idempotency_key_answer_unavailable`: it ran); a request that got no answer
+/// may have been carried out. Sending it again with the same ``idempotencyKey`` gives its result
+/// without doing it twice.
 public struct CaptureError: Error, Sendable, CustomStringConvertible {
     public enum Outcome: Sendable, Equatable {
         /// The server answered that nothing was done.
         case nothingDone
-        /// It may have been done: no answer came, or the server could not tell
-        /// (`storage_outcome_unknown`). Send it again with the same Idempotency-Key to know.
+        /// It may have been done: no answer came, the server could not tell
+        /// (`storage_outcome_unknown`), or the same Idempotency-Key's first request is running or
+        /// ran. Send it again with the same Idempotency-Key to know.
         case unknown
     }
 
@@ -135,6 +138,16 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+extension CaptureError {
+    /// What an error answer says of money: the API's 4xx and 503s change nothing, except the 503
+    /// that says it cannot tell and the 409s about a same-key request that is running or ran; a
+    /// 500 is a fault whose effect is not known.
+    static func outcome(status: Int, code: String) -> Outcome {
+        if ["storage_outcome_unknown", "idempotency_key_in_use", "idempotency_key_answer_unavailable"].contains(code) { return .unknown }
+        return status < 500 || status == 503 ? .nothingDone : .unknown
+    }
+}
+
 /// An answer of an error status is thrown as a ``CaptureError`` with the API's error object,
 /// so that each call's result is its success or an error with a code. A redirect is one too:
 /// the API never redirects, and following it would send the key elsewhere.
@@ -195,9 +208,7 @@ struct ErrorAnswers: ClientMiddleware {
             requestID: requestID,
             retryAfter: response.headerFields[.retryAfter].flatMap { Int($0) },
             idempotencyKey: key,
-            // The API's 4xx and 503s change nothing, except the 503 that says it cannot tell; a
-            // 500 is a fault whose effect is not known.
-            outcome: status < 500 || (status == 503 && answer.error.code != "storage_outcome_unknown") ? .nothingDone : .unknown
+            outcome: CaptureError.outcome(status: status, code: answer.error.code)
         )
     }
 }

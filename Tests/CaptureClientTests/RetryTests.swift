@@ -102,6 +102,14 @@ struct RetryTests {
             }
         }
         #expect(busy.sent.count == 2 && busy.sent[0].key == busy.sent[1].key)
+        // Still in use after every attempt: the first request may yet charge, so not "nothing done".
+        let stillBusy = ScriptedTransport(Array(repeating: .answer(409, retryAfter: 0, code: "idempotency_key_in_use"), count: 3))
+        let running = await #expect(throws: CaptureError.self) {
+            try await CaptureClient(server: server, key: "sk", transport: stillBusy, retry: quick).call {
+                try await $0.createClient(body: .json(.init())).created
+            }
+        }
+        #expect(stillBusy.sent.count == 3 && running?.code == "idempotency_key_in_use" && running?.outcome == .unknown)
         // Asked to wait longer than the policy's longest wait: handed back, with the wait.
         let slow = ScriptedTransport([.answer(503, retryAfter: 120, code: "storage_unavailable"), .answer(200, body: #"{"status":"ok"}"#)])
         let later = await #expect(throws: CaptureError.self) {
