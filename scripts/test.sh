@@ -20,7 +20,9 @@ extras=$!
 pg_dir=$(mktemp -d /tmp/capture-test-postgres.XXXXXX)
 root=$(pwd)
 asan=""
-trap '[ -n "$asan" ] && kill "$asan" 2>/dev/null; bash "$root/scripts/postgres-cluster.sh" stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+# set +e first: under set -e a kill of a job that has ended (a failure after the sanitized tests
+# finished) ended the trap there, and the cluster outlived the run.
+trap 'set +e; [ -n "$asan" ] && kill "$asan" 2>/dev/null; bash "$root/scripts/postgres-cluster.sh" stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
 if ! CAPTURE_TEST_POSTGRES=$(bash scripts/postgres-cluster.sh start "$pg_dir" --fast); then
     echo "the test PostgreSQL cluster did not start (above)" >&2
     exit 1
