@@ -19,9 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-from test_support import free_port
+from test_support import Serve
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = re.compile(r"^```sh run\n(.*?)^```$", re.S | re.M)
@@ -47,24 +46,16 @@ def main() -> int:
         made = subprocess.run([cli, "keys", "create", "--merchant", "Docs", "--json", "--database", database],
                               check=True, capture_output=True, text=True)
         keys = json.loads(made.stdout)
-        port = free_port()
-        log_path = os.path.join(folder, "serve.log")
-        with open(log_path, "w") as log:
-            server = subprocess.Popen([cli, "serve", "--port", str(port), "--database", database, "--webhook-allow-private",
-                                       "--sandbox-journal", os.path.join(folder, "sandbox.journal")],
-                                      stdout=log, stderr=subprocess.STDOUT)
+        log = os.path.join(folder, "serve.log")
         try:
-            api = "http://127.0.0.1:%d" % port
-            deadline = time.time() + 60
-            while True:
-                try:
-                    urllib.request.urlopen(api + "/readyz", timeout=1).read()
-                    break
-                except OSError:
-                    if server.poll() is not None or time.time() > deadline:
-                        print("doc-examples: the server did not start:\n" + open(log_path).read(), file=sys.stderr)
-                        return 1
-                    time.sleep(0.3)
+            server = Serve(cli, database, ["--webhook-allow-private", "--sandbox-journal", os.path.join(folder, "sandbox.journal")],
+                           log, "doc-examples: the server", wait=60)
+        except SystemExit:
+            # The log goes with the temporary folder: shown here.
+            print(open(log).read(), file=sys.stderr)
+            raise
+        try:
+            api = server.url
             environment = dict(os.environ, API=api, PK=keys["publishable_key"], SK=keys["secret_key"],
                                PATH=os.path.dirname(cli) + os.pathsep + os.environ.get("PATH", ""))
             failed = []
@@ -89,8 +80,7 @@ def main() -> int:
                 return 1
             return 0
         finally:
-            server.terminate()
-            server.wait(timeout=10)
+            server.stop()
 
 
 if __name__ == "__main__":

@@ -70,6 +70,17 @@ public struct CaptureClient: Sendable {
     }
 }
 
+extension Operations.CreateTransaction.Output {
+    /// The transaction a charge answered with: 201 once it ended (succeeded, declined, failed),
+    /// 202 while the processor's answer is awaited (`pending`; read it again later).
+    public var transaction: Components.Schemas.Transaction {
+        get throws {
+            if case .accepted(let pending) = self { return try pending.body.json }
+            return try created.body.json
+        }
+    }
+}
+
 /// Every request carries the key as a bearer token.
 struct BearerKey: ClientMiddleware {
     let key: String

@@ -14,18 +14,40 @@ struct AddressForm: @unchecked Sendable {  // NSRegularExpression is immutable a
     let pattern: NSRegularExpression
     let maxLength: Int
     let kind: String
+    /// The vault's reader of such an address: its words say why one is refused.
+    let reader: @Sendable (_ value: String, _ param: String) throws(VaultError) -> Void
 
-    static let returnAddress = AddressForm(
-        schema: "CheckoutSessionRequest",
-        property: "return_url",
-        kind: "an https:// page or your app's own scheme (com-your-app://done)"
-    )
-    static let webAddress = AddressForm(schema: "WebhookEndpointRequest", property: "url", kind: "an http:// or https:// URL")
+    /// Return and cancel URLs (`ReturnAddress`).
+    static let returnAddress = forms.returnAddress
+    /// Webhook URLs (`WebAddress`).
+    static let webAddress = forms.webAddress
 
-    init(schema: String, property: String, kind: String) {
+    /// Both forms, from one reading of the document.
+    private static let forms: (returnAddress: AddressForm, webAddress: AddressForm) = {
         guard let root = try? JSONSerialization.jsonObject(with: Data(CaptureAPI.openAPIDocument)) as? [String: Any],
-            let schemas = (root["components"] as? [String: Any])?["schemas"] as? [String: Any],
-            let properties = (schemas[schema] as? [String: Any])?["properties"] as? [String: Any],
+            let schemas = (root["components"] as? [String: Any])?["schemas"] as? [String: Any]
+        else { preconditionFailure("openapi.json in the bundle is not a document with schemas") }
+        return (
+            AddressForm(
+                schemas,
+                "CheckoutSessionRequest",
+                "return_url",
+                kind: "an https:// page or your app's own scheme (com-your-app://done)"
+            ) { (value, param) throws(VaultError) in _ = try ReturnAddress(value, param: param) },
+            AddressForm(schemas, "WebhookEndpointRequest", "url", kind: "an http:// or https:// URL") { (value, param) throws(VaultError) in
+                _ = try WebAddress(value, param: param)
+            }
+        )
+    }()
+
+    private init(
+        _ schemas: [String: Any],
+        _ schema: String,
+        _ property: String,
+        kind: String,
+        reader: @escaping @Sendable (String, String) throws(VaultError) -> Void
+    ) {
+        guard let properties = (schemas[schema] as? [String: Any])?["properties"] as? [String: Any],
             let field = properties[property] as? [String: Any],
             let text = field["pattern"] as? String, let maxLength = field["maxLength"] as? Int,
             let pattern = try? NSRegularExpression(pattern: text)
@@ -33,11 +55,12 @@ struct AddressForm: @unchecked Sendable {  // NSRegularExpression is immutable a
         self.pattern = pattern
         self.maxLength = maxLength
         self.kind = kind
+        self.reader = reader
     }
 
-    /// Refuses `value` when the document does not allow it, saying why in the words of
-    /// `reader` (the vault's reader of such addresses) when it refuses it too; nil passes.
-    func check(_ value: String?, param: String, reader: (String) throws(VaultError) -> Void) throws(APIError) {
+    /// Refuses `value` when the document does not allow it, saying why in the vault's words
+    /// when its reader refuses it too; nil passes.
+    func check(_ value: String?, param: String) throws(APIError) {
         guard let value else { return }
         let fits =
             value.unicodeScalars.count <= maxLength
@@ -47,7 +70,7 @@ struct AddressForm: @unchecked Sendable {  // NSRegularExpression is immutable a
             "\(param) must be \(kind) of at most \(maxLength) characters, in the form openapi.json's pattern gives "
             + "(a host name, IPv4 or bracketed IPv6 address, a port from 1 to 65535, and RFC 3986's characters, others percent-encoded)"
         do {
-            try reader(value)
+            try reader(value, param)
         } catch {
             message = error.message
         }

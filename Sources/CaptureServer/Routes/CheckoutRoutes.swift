@@ -56,12 +56,8 @@ struct CheckoutRoutes {
         let base = baseURL(request)
         return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
             let body = try APIBody.decode(CreateBody.self, from: bytes)
-            try AddressForm.returnAddress.check(body.returnURL, param: "return_url") { (url) throws(VaultError) in
-                _ = try ReturnAddress(url, param: "return_url")
-            }
-            try AddressForm.returnAddress.check(body.cancelURL, param: "cancel_url") { (url) throws(VaultError) in
-                _ = try ReturnAddress(url, param: "cancel_url")
-            }
+            try AddressForm.returnAddress.check(body.returnURL, param: "return_url")
+            try AddressForm.returnAddress.check(body.cancelURL, param: "cancel_url")
             let session = try await payments.createCheckoutSession(
                 Payments.CheckoutRequest(
                     amount: body.amount,

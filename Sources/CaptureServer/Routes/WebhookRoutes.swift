@@ -34,7 +34,7 @@ struct WebhookRoutes {
         let bytes = try await APIBody.collectJSON(request)
         return try await idempotent.run(request, merchantID: merchantID, body: bytes) {
             let body = try APIBody.decode(CreateBody.self, from: bytes)
-            try AddressForm.webAddress.check(body.url, param: "url") { (url) throws(VaultError) in _ = try WebAddress(url, param: "url") }
+            try AddressForm.webAddress.check(body.url, param: "url")
             let created = try await payments.createWebhookEndpoint(url: body.url, events: body.events, merchantID: merchantID)
             return (.created, try APIJSON.encoder.encode(Endpoint(created.endpoint, secret: created.secret)))
         }
