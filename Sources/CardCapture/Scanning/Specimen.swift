@@ -15,8 +15,9 @@ public struct Specimen: Sendable, Hashable {
         case sampleWord = "sample_word"
         /// The number is one printed on sample cards: a run of eight digits counting up or
         /// down (`1234 5678`), eight of one digit (`8888 8888`, `0000 0000`), one group of
-        /// four printed three times or more, or an account part (after the six-digit IIN)
-        /// seven tenths one digit (`6222 5888 8088 8888`).
+        /// four printed three times or more, an account part (after the six-digit IIN)
+        /// seven tenths one digit (`6222 5888 8088 8888`), or nine digits of the account part
+        /// in a row made of two digits (`6222 6021 9955 5888 888`, `6226 6226 6226 6226`).
         case sampleNumber = "sample_number"
         /// A processor's published test number, where the scanner serves live payments
         /// (``CardScanner/Configuration/acceptsTestNumbers`` false): on a picture, a sample.
@@ -81,14 +82,26 @@ public struct Specimen: Sendable, Hashable {
     /// 13); a random account part of ten digits reaches 0.7 about once in ten thousand.
     static let dominantShare = 0.7
 
+    /// How many digits in a row of the account part, made of two digits only, mark a sample
+    /// number: the lucky-number runs sample cards print (`555 888888`). A random window of nine
+    /// digits holds two digits or fewer about twice in a hundred thousand; with the patterns
+    /// above, about one random 16-digit number in seven thousand is taken for a sample (and
+    /// offered to type), one 19-digit number in fourteen thousand.
+    static let twoDigitRun = 9
+
     /// Runs of ``patternRun`` digits counting up (`…7890 12…` wraps), down or repeating, a
-    /// group of four printed three times in a row, or an account part mostly one digit.
+    /// group of four printed three times in a row, an account part mostly one digit, or
+    /// ``twoDigitRun`` digits of it in a row made of two digits.
     static func hasSamplePattern(_ digits: [UInt8]) -> Bool {
         if hasRunOrRepeat(digits) { return true }
         guard digits.count >= 12 else { return false }
-        let account = digits.dropFirst(6)
+        let account = Array(digits.dropFirst(6))
         let most = (UInt8(0)...9).map { digit in account.filter { $0 == digit }.count }.max() ?? 0
-        return Double(most) >= dominantShare * Double(account.count)
+        if Double(most) >= dominantShare * Double(account.count) { return true }
+        guard account.count >= twoDigitRun else { return false }
+        return (0...(account.count - twoDigitRun)).contains { start in
+            Set(account[start..<(start + twoDigitRun)]).count <= 2
+        }
     }
 
     /// A run of ``patternRun`` (up, down or one digit) or a group of four three times in a row;
