@@ -65,12 +65,7 @@ extension Payments {
     /// Saves a spent token's card for a client, without its CVC; the same card for the same
     /// client stays one payment method, with the newest expiry.
     func save(_ card: SpentCard, client: String, merchantID: String) async throws(VaultError) -> PaymentMethod {
-        let keys = vault.keys
-        let sealed = try keys.seal(
-            Vault.encode(Vault.SealedCard(number: card.pan.revealed, holder: card.holder)),
-            for: .card,
-            context: Self.sealingContext(client: client, fingerprint: card.fingerprint)
-        )
+        let sealed = try vault.sealSaved(card, client: client)
         let record = PaymentMethodRecord(
             id: ObjectID.random(.paymentMethod).rawValue,
             merchantID: merchantID,
@@ -81,17 +76,11 @@ extension Payments {
             last4: card.pan.last4,
             expMonth: card.expiry.month,
             expYear: card.expiry.year,
-            keyID: keys.keyID,
+            keyID: vault.keys.keyID,
             sealedCard: sealed,
             createdAt: vault.configuration.now()
         )
         return PaymentMethod(try await storing("save the payment method") { try await store.savePaymentMethod(record) })
-    }
-
-    /// A saved card is sealed for its client and card, which stay the same when the record
-    /// is brought up to date with a new expiry.
-    static func sealingContext(client: String, fingerprint: String) -> String {
-        "pm:" + client + ":" + fingerprint
     }
 
     // MARK: - Reading transactions, refunds
@@ -228,20 +217,5 @@ extension Payments {
             )
         }
         throw VaultError.storageUnavailable(cause: error.cause)
-    }
-}
-
-extension Vault {
-    /// A saved payment method's card, opened for one authorization.
-    func openSaved(_ method: PaymentMethodRecord) throws(VaultError) -> (pan: PAN, expiry: Expiry, holder: String?) {
-        guard method.keyID == keys.keyID else {
-            throw VaultError(.cardDataUnavailable, "payment method \(method.id) is sealed under \(method.keyID), a key this server does not hold")
-        }
-        let context = Payments.sealingContext(client: method.clientID, fingerprint: method.fingerprint)
-        let card = try Self.decode(try keys.open(method.sealedCard, for: .card, context: context))
-        guard let pan = try? PAN(card.number), let expiry = try? Expiry(month: method.expMonth, year: method.expYear) else {
-            throw VaultError(.cardDataUnavailable, "payment method \(method.id) holds card data that is no longer valid")
-        }
-        return (pan, expiry, card.holder)
     }
 }

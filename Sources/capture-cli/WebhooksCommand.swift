@@ -89,7 +89,8 @@ struct WebhooksCommand: AsyncParsableCommand {
             let json = json
             let seen = SeenEvents()
             let router = Router()
-            router.post("**") { request, _ -> Response in
+            // The address it prints ("/") and any path under it: "**" alone leaves "/" unrouted.
+            let receive: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
                 let body = Array(try await request.body.collect(upTo: 1 << 20).readableBytesView)
                 do {
                     try verifier.verify(body: body, signature: request.headers[HTTPField.Name(WebhookVerifier.header)!])
@@ -110,6 +111,8 @@ struct WebhooksCommand: AsyncParsableCommand {
                 Self.print(json ? String(decoding: body, as: UTF8.self) : Self.summary(of: body))
                 return Response(status: .noContent)
             }
+            router.post("/", use: receive)
+            router.post("**", use: receive)
             var logger = Logger(label: "capture-cli.webhooks")
             logger.logLevel = .warning
             let app = Application(

@@ -38,7 +38,7 @@ struct ReadmeExampleTests {
         }
     }
 
-    @Test("the README shows these lines, as they are here")
+    @Test("the README and docs/api.md show these lines, as they are here")
     func sameLines() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let test = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
@@ -47,7 +47,9 @@ struct ReadmeExampleTests {
         let lines = test[start.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         let code = lines.map { $0.hasPrefix("            ") ? String($0.dropFirst(12)) : String($0) }.joined(separator: "\n")
             .replacingOccurrences(of: "\\(port)", with: "8080")
-        let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
-        #expect(readme.contains("```swift\n" + code + "\n```"), "README.md's Swift client example differs from ReadmeExampleTests")
+        for page in ["README.md", "docs/api.md"] {
+            let text = try String(contentsOf: root.appending(path: page), encoding: .utf8)
+            #expect(text.contains("```swift\n" + code + "\n```"), "\(page)'s Swift client example differs from ReadmeExampleTests")
+        }
     }
 }
