@@ -216,6 +216,10 @@ struct ServeEndToEndTests {
             #expect(typo.status == 2)
             #expect(typo.stderr.contains("there is no vault at \(database)"), "\(typo.stderr)")
             #expect(!FileManager.default.fileExists(atPath: database) && !FileManager.default.fileExists(atPath: database + ".key"))
+            // Nor does migrate, which would leave an empty vault without its master key.
+            let migrated = try CLIRunner.run(["migrate", "--database", database])
+            #expect(migrated.status == 2 && migrated.stderr.contains("there is no vault at \(database)"), "\(migrated.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: database))
             // A file that is no database keeps its mode, and no key is made beside it.
             let notes = folder.appendingPathComponent("notes.txt").path
             try Data("shopping list\n".utf8).write(to: URL(fileURLWithPath: notes))

@@ -30,7 +30,7 @@ struct ReadmeExampleTests {
             let charge = try await backend.call {
                 try await $0.createTransaction(body: .json(.TokenCharge(.init(token: token.id, amount: 1999, currency: .eur)))).transaction
             }
-            print(charge.id, charge.status)  // tx_… succeeded, charged once however often it was retried
+            print(charge.id, charge.status)  // tran_… succeeded, charged once however often it was retried
             for try await transaction in backend.transactions() { print(transaction.id, transaction.amount) }
             // README: to here
 
