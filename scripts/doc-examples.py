@@ -259,7 +259,9 @@ def run_adapted(pages: list, cli: str, folder: str, keys: dict) -> list:
                     url.username, url.hostname, url.port, url.path, certificate)
             wrapper = ('capture-cli() { case "$1 ${2:-}" in serve\ *|"webhooks listen") python3 %s --start "$@";; '
                        '*) command capture-cli "$@";; esac; }\n' % shlex.quote(os.path.abspath(__file__)))
-            script = "set -euo pipefail\n" + wrapper + body + "\nwait\n"
+            # A command the block sends to the background (`&`) must succeed too: `wait` alone
+            # would answer 0 whatever it did.
+            script = "set -euo pipefail\n" + wrapper + body + '\nfor job in $(jobs -p); do wait "$job"; done\n'
             started = time.time()
             run = subprocess.run(["bash", "-c", script], cwd=here, env=environment, capture_output=True, text=True, timeout=300)
             print("doc-examples: %s: adapted block %d, %.1f s, exit %d" % (name, index + 1, time.time() - started, run.returncode))
@@ -284,7 +286,9 @@ def start(arguments: list) -> int:
     serving = arguments[0] == "serve"
     tls = "--tls-cert" in arguments
     address = "%s://127.0.0.1:%d" % ("https" if tls else "http", port)
-    process = subprocess.Popen([cli] + arguments, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Its output to a file: a pipe nobody reads while it is probed could fill and stop it.
+    log = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen([cli] + arguments, stdout=log, stderr=subprocess.STDOUT, text=True)
     context = ssl.create_default_context()
     if tls:
         # The block's own certificate, made for this address.
@@ -305,10 +309,12 @@ def start(arguments: list) -> int:
             time.sleep(0.05)
     process.terminate()
     try:
-        output, _ = process.communicate(timeout=30)
+        process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         process.kill()
-        output, _ = process.communicate()
+        process.wait()
+    log.seek(0)
+    output = log.read()
     expected = 200 if serving else 400
     shown = "capture-cli " + " ".join(arguments[:2])
     clean = process.returncode in (0, -15)
