@@ -20,6 +20,7 @@ that runs, fails the test.
 """
 
 import argparse
+import functools
 import glob
 import json
 import os
@@ -40,10 +41,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FENCE = re.compile(r"^```(sh[^\n]*)\n(.*?)^```$", re.S | re.M)
 KINDS = ("sh", "sh run", "sh run adapted")
 
+# The reader's build folder: the capture-cli under test is on the PATH.
+BUILT_CLI = (r"\.build/(debug|release)/capture-cli", "capture-cli")
+
 # What an adapted block's text becomes here, and why: (pattern, replacement), in order.
 ADAPTED = [
-    # The reader's build folder: the capture-cli under test is on the PATH.
-    (r"\.build/(debug|release)/capture-cli", "capture-cli"),
+    BUILT_CLI,
     # Keys and secrets a reader copies from an earlier answer.
     (r"\bpk_…", "$PK"), (r"\bsk_…", "$SK"), (r"\bwhsec_…", "whsec_docs0example0secret"),
     # The reader's address on their network: this machine's loopback.
@@ -145,8 +148,10 @@ def commands(block: str) -> list:
     return [words for words in found if words and words[0] is not None]
 
 
-def help_text(cli: str, path: list) -> str:
-    run = subprocess.run([cli] + path + ["--help"], capture_output=True, text=True, timeout=60)
+@functools.cache
+def usage(command: tuple) -> str:
+    """What `command --help` prints, asked once per command; "" when it fails."""
+    run = subprocess.run(list(command) + ["--help"], capture_output=True, text=True, timeout=60)
     return run.stdout if run.returncode == 0 else ""
 
 
@@ -168,13 +173,28 @@ def options_missing(words: list, help: str) -> list:
     return [word.split("=")[0] for word in words if word.startswith("--") and word.split("=")[0] not in named]
 
 
+def cli_problem(words: list, cli: str) -> str | None:
+    """What is wrong with a `capture-cli` command line, if anything: its command (subcommands
+    as far as each `--help` lists them, ending on one that takes no further subcommand), then
+    its options (the last `--help`)."""
+    path: list = []
+    for word in words[1:]:
+        if word.startswith("-") or word not in subcommands(usage((cli, *path))):
+            break
+        path.append(word)
+    text = usage((cli, *path))
+    if not path or not text or (subcommands(text) and "(default)" not in text):
+        return "`%s`: no such capture-cli command" % " ".join(words[:3])
+    missing = options_missing(words, text)
+    return "`capture-cli %s` has no option %s" % (" ".join(path), ", ".join(missing)) if missing else None
+
+
 def check_names(pages: list, cli: str) -> list:
     """Checks every block's commands against what exists: capture-cli's commands and options,
     the Makefile's targets, scripts and their options. The pages whose blocks name one that
     does not exist."""
     with open(os.path.join(ROOT, "Makefile")) as makefile:
         targets = set(re.findall(r"^([A-Za-z][A-Za-z0-9_-]*):", makefile.read(), re.M))
-    helps: dict = {}
     failed, checked = [], 0
     for page in pages:
         name = os.path.relpath(page, ROOT)
@@ -182,28 +202,11 @@ def check_names(pages: list, cli: str) -> list:
             fences = FENCE.findall(text.read())
         problems = ["a block marked %r (not one of %s)" % (info, ", ".join(KINDS)) for info, _ in fences if info not in KINDS]
         for _, body in fences:
-            for sub in ADAPTED[:1]:
-                body = re.sub(sub[0], sub[1], body)
-            for words in commands(body):
+            for words in commands(re.sub(*BUILT_CLI, body)):
                 if os.path.basename(words[0]) == "capture-cli":
-                    path = []
-                    for word in words[1:]:
-                        key = " ".join(path)
-                        if key not in helps:
-                            helps[key] = help_text(cli, path)
-                        if word.startswith("-") or word not in subcommands(helps[key]):
-                            break
-                        path.append(word)
-                    key = " ".join(path)
-                    if key not in helps:
-                        helps[key] = help_text(cli, path)
-                    group = subcommands(helps[key]) if helps[key] else set()
-                    if not path or not helps[key] or (group and "(default)" not in helps[key]):
-                        problems.append("`%s`: no such capture-cli command" % " ".join(words[:3]))
-                        continue
-                    missing = options_missing(words, helps[key])
-                    if missing:
-                        problems.append("`capture-cli %s` has no option %s" % (key, ", ".join(missing)))
+                    problem = cli_problem(words, cli)
+                    if problem:
+                        problems.append(problem)
                 elif words[0] == "make":
                     problems += ["`make %s`: no such target in the Makefile" % word for word in words[1:]
                                  if not word.startswith("-") and "=" not in word and word not in targets]
@@ -212,9 +215,7 @@ def check_names(pages: list, cli: str) -> list:
                     if not os.path.isfile(script):
                         problems.append("`%s`: no such script" % words[1])
                     elif words[0] == "python3":
-                        usage = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True,
-                                               timeout=60).stdout
-                        missing = options_missing(words[2:], usage)
+                        missing = options_missing(words[2:], usage((sys.executable, script)))
                         if missing:
                             problems.append("`%s` has no option %s" % (words[1], ", ".join(missing)))
                 else:

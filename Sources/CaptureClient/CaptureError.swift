@@ -83,11 +83,13 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
     /// client's own error (`ClientError`), whose description holds the operation's input, card
     /// numbers included.
     init(_ error: any Error, server: URL) {
-        guard let clientError = error as? ClientError else {
-            if let known = error as? CaptureError {
-                self = known
-                return
-            }
+        let clientError = error as? ClientError
+        let cause = clientError?.underlyingError ?? error
+        if let known = cause as? CaptureError {
+            self = known
+            return
+        }
+        guard let clientError else {
             // Thrown by the caller's code after the answer came: another documented answer than
             // the one it read (`.created` of a charge answered 202 while pending).
             self.init(
@@ -99,10 +101,7 @@ public struct CaptureError: Error, Sendable, CustomStringConvertible {
             )
             return
         }
-        let cause = clientError.underlyingError
-        if let known = cause as? CaptureError {
-            self = known
-        } else if cause is DecodingError {
+        if cause is DecodingError {
             self.init(
                 status: clientError.response.map { $0.status.code },
                 code: "unexpected_answer",
@@ -206,9 +205,14 @@ struct ErrorAnswers: ClientMiddleware {
             message: answer.error.message,
             param: answer.error.param,
             requestID: requestID,
-            retryAfter: response.headerFields[.retryAfter].flatMap { Int($0) },
+            retryAfter: response.retryAfterSeconds,
             idempotencyKey: key,
             outcome: CaptureError.outcome(status: status, code: answer.error.code)
         )
     }
+}
+
+extension HTTPResponse {
+    /// The `Retry-After` header's seconds, when it gives them.
+    var retryAfterSeconds: Int? { headerFields[.retryAfter].flatMap { Int($0) } }
 }

@@ -75,16 +75,18 @@ struct Retries: ClientMiddleware {
             let wait: Duration
             do {
                 let (response, responseBody) = try await next(request, sent, baseURL)
-                let retryAfter = response.headerFields[.retryAfter].flatMap { Int($0) }
+                let retryAfter = response.retryAfterSeconds
                 let again =
                     response.status.code == 429 || response.status.code == 503
                     || (response.status.code == 409 && retryAfter != nil)
                 guard again, let next = policy.wait(after: attempt, retryAfter: retryAfter) else { return (response, responseBody) }
                 wait = next
-            } catch let error where !(error is CancellationError) {
+            } catch {
                 // The runtime wraps what the transport threw, with the operation's input: the
-                // cause alone is kept (the input may hold a card number).
+                // cause alone is kept (the input may hold a card number). A call called off is
+                // not tried again.
                 let cause = (error as? ClientError)?.underlyingError ?? error
+                if cause is CancellationError { throw cause }
                 guard safeAfterNetworkError, policy.retriesNetworkError(cause), let next = policy.wait(after: attempt, retryAfter: nil) else {
                     throw CaptureError(server: baseURL, noAnswer: cause, idempotencyKey: request.headerFields[IdempotencyKeys.header])
                 }

@@ -1,6 +1,7 @@
 import CaptureClient
 import CardCapture
 import Foundation
+import Tokenizer
 
 /// A card as the token endpoint takes it.
 struct CardFields {
@@ -33,7 +34,7 @@ extension APIClient {
             print(String(decoding: data, as: UTF8.self))
             return
         }
-        print("\(token.id)  \(token.card.brand.rawValue) ****\(token.card.last4)  expires \(APIClient.time(token.expiresAt))")
+        print("\(token.id)  \(token.card.brand.rawValue) ****\(token.card.last4)  expires \(StoreDate.iso8601(token.expiresAt))")
     }
 
     /// A token for the card: the object and the body as sent; the API's refusal ends the

@@ -29,7 +29,6 @@ struct ServerOptions: ParsableArguments {
 /// AsyncHTTPClient, with the command line's way of ending on an error.
 struct APIClient {
     let capture: CaptureClient
-    let base: URL
     private let answers = LastAnswer()
 
     /// A client of the API at `server`, with `key` or else `$CAPTURE_API_KEY`.
@@ -42,7 +41,6 @@ struct APIClient {
         guard let key = key ?? ProcessInfo.processInfo.environment["CAPTURE_API_KEY"], !key.isEmpty else {
             throw ValidationError("give --key or set CAPTURE_API_KEY (keys come from `capture-cli keys create`)")
         }
-        self.base = base
         capture = CaptureClient(
             server: base,
             key: key,
@@ -82,10 +80,10 @@ struct APIClient {
             return error.status == nil || error.type != nil ? "\(error.code): \(error.message)" : error.message
         }
         if let cause = error.underlyingError, Self.neverConnected(cause) {
-            return "cannot reach the API at \(base.absoluteString): is `capture-cli serve` running there?"
+            return "cannot reach the API at \(capture.server.absoluteString): is `capture-cli serve` running there?"
         }
         let cause = error.underlyingError.map { " (\($0))" } ?? ""
-        return "no answer from the API at \(base.absoluteString)\(cause): the request may have been carried out; "
+        return "no answer from the API at \(capture.server.absoluteString)\(cause): the request may have been carried out; "
             + (retry ?? "look before you try again")
     }
 
@@ -133,10 +131,5 @@ extension APIClient {
             throw ExitCode(2)
         }
         return currency
-    }
-
-    /// A time as the API writes it: ISO 8601 to the second, in UTC.
-    static func time(_ date: Date) -> String {
-        date.formatted(.iso8601)
     }
 }

@@ -65,9 +65,9 @@ struct ChargeURLCommand: AsyncParsableCommand {
                 currency: try APIClient.currency(request.currency),
                 description: request.description
             )
-            let key = "cli_" + UUID().uuidString
+            // The client gives the charge an Idempotency-Key, kept over its retries.
             let (transaction, _) = try await secret.call(retry: "look for it with GET /v1/transactions before you try again") {
-                try await $0.createTransaction(headers: .init(idempotencyKey: key), body: .json(.TokenCharge(charge))).transaction
+                try await $0.createTransaction(body: .json(.TokenCharge(charge))).transaction
             }
             let outcome = transaction.status.rawValue
             let id = transaction.id

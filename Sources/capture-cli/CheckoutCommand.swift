@@ -1,6 +1,7 @@
 import ArgumentParser
 import CaptureClient
 import Foundation
+import Tokenizer
 
 /// `capture-cli checkout`: a backend developer's side of checkout sessions.
 struct CheckoutCommand: AsyncParsableCommand {
@@ -217,7 +218,7 @@ struct CheckoutLine {
         if status == .open {
             let seconds = max(0, Int(session.expiresAt.timeIntervalSinceNow))
             left = String(format: ", expires in %d:%02d", seconds / 60, seconds % 60)
-            text += "  expires \(APIClient.time(session.expiresAt))"
+            text += "  expires \(StoreDate.iso8601(session.expiresAt))"
         }
         self.text = text
         waiting = "\(status.rawValue), \(attempts) attempt\(attempts == 1 ? "" : "s")\(left)"

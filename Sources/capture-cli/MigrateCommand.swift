@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Payments
 import PostgresVault
 import SQLiteVault
 import Tokenizer
@@ -23,13 +22,7 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard vault.isPostgres else {
-            // A mistyped path would otherwise become a new, empty vault without its master key.
-            guard FileManager.default.fileExists(atPath: vault.database) else {
-                Terminal.writeError(
-                    "capture-cli: there is no vault at \(vault.database); check --database (a vault is made by `capture-cli keys create` or `capture-cli serve`)"
-                )
-                throw ExitCode(2)
-            }
+            try vault.requireExisting()
             do {
                 _ = try SQLiteVaultStore(path: vault.database)
             } catch {

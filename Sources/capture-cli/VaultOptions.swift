@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Payments
 import PostgresVault
 import SQLiteVault
 import Tokenizer
@@ -55,6 +54,17 @@ struct VaultOptions: ParsableArguments {
         return (try? PostgresSettings(url: database).description) ?? "the PostgreSQL vault"
     }
 
+    /// Ends the command with status 2 when `--database` names an SQLite file that is not
+    /// there: a command that only works on a vault must not make a new, empty one (and its
+    /// master key) from a mistyped path.
+    func requireExisting() throws {
+        guard !isPostgres, !FileManager.default.fileExists(atPath: database) else { return }
+        Terminal.writeError(
+            "capture-cli: there is no vault at \(database); check --database (a vault is made by `capture-cli keys create` or `capture-cli serve`)"
+        )
+        throw ExitCode(2)
+    }
+
     /// Opens the store and its master key (from CAPTURE_MASTER_KEY, the key file, or new for a
     /// new vault, said once on standard error). A lost or wrong key ends the command with
     /// its message and status 2.
@@ -63,12 +73,7 @@ struct VaultOptions: ParsableArguments {
     ///   (`keys list`, `revoke`, `rotate`) must not make a new empty vault and master key
     ///   from a mistyped path.
     func openVault(configuration: Vault.Configuration = Vault.Configuration(), existing: Bool = false) async throws -> Vault {
-        if existing, !isPostgres, !FileManager.default.fileExists(atPath: database) {
-            Terminal.writeError(
-                "capture-cli: there is no vault at \(database); check --database (a vault is made by `capture-cli keys create` or `capture-cli serve`)"
-            )
-            throw ExitCode(2)
-        }
+        if existing { try requireExisting() }
         do {
             let environment = ProcessInfo.processInfo.environment[KeyRing.environmentVariable]
             let store: any VaultStore

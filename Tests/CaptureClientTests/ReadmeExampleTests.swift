@@ -40,7 +40,6 @@ struct ReadmeExampleTests {
 
     @Test("the README and docs/api.md show these lines, as they are here")
     func sameLines() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let test = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let start = try #require(test.range(of: "// README: from here\n"))
         let end = try #require(test.range(of: "// README: to here", range: start.upperBound..<test.endIndex))
@@ -48,7 +47,7 @@ struct ReadmeExampleTests {
         let code = lines.map { $0.hasPrefix("            ") ? String($0.dropFirst(12)) : String($0) }.joined(separator: "\n")
             .replacingOccurrences(of: "\\(port)", with: "8080")
         for page in ["README.md", "docs/api.md"] {
-            let text = try String(contentsOf: root.appending(path: page), encoding: .utf8)
+            let text = try String(contentsOf: GeneratedCodeTests.root.appending(path: page), encoding: .utf8)
             #expect(text.contains("```swift\n" + code + "\n```"), "\(page)'s Swift client example differs from ReadmeExampleTests")
         }
     }

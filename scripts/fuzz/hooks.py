@@ -74,8 +74,10 @@ def before_call(context, case, kwargs):
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return
     route = (case.operation.method.upper(), case.operation.path)
-    if route in (("POST", "/v1/scans"), ("POST", "/pay/{id}/scan")) and isinstance(body, (bytes, bytearray)) and _pick(body) % 3:
-        case.body = PICTURES[_pick(body) % len(PICTURES)]
+    if route in (("POST", "/v1/scans"), ("POST", "/pay/{id}/scan")) and isinstance(body, (bytes, bytearray)):
+        pick = _pick(body)
+        if pick % 3:
+            case.body = PICTURES[pick % len(PICTURES)]
         return
     if not isinstance(body, dict):
         return
