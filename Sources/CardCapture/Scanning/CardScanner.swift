@@ -8,14 +8,28 @@ import Foundation
 
 /// Reads a card's number, expiry and holder's name off an image.
 ///
-/// The pipeline: find the card's outline (``CardLocator``) and straighten it to a canonical
-/// 856 × 540 (10 px per mm of an ID-1 card), or, in a scan that fills the frame, level the
-/// whole image (``Deskew``); find rows of text (``LineFinder``); read the strongest rows in
-/// the number band with Tesseract in single-line mode at a good digit height, in a few
-/// variants, until the evidence decides; decode the number under the constraints a real
-/// number satisfies (``PANDecoder``); read the rows below for the expiry (``ExpiryFinder``)
-/// and the name. A number is reported only when the evidence clears
-/// ``Configuration/minimumConfidence``; otherwise the result is `not_found`, never a guess.
+/// Every scan goes through three stages, each a folder of Scanning/:
+/// - **Locate** (Locate/): the ways the card may lie in the picture, likeliest first
+///   (``hypotheses(for:wholeAsItLies:)``, ordered by the number-row detector,
+///   ``ordered(_:in:by:)``): a card outline straightened to a canonical 856 × 540 (10 px per mm
+///   of an ID-1 card), or the whole frame levelled (``Deskew``) or turned; then the rows of text
+///   on that card (the learned text detector's, ``rows(of:)``; ``LineFinder``'s for Tesseract).
+/// - **Read** (Read/): crops of the rows read by engines behind one face (``RowReader``): the
+///   card-digit network and PP-OCRv4's recognizer, Tesseract's card-digit model and English, the
+///   digit templates. The number band's rows, the date's bands under the number, the holder's
+///   row, and the card's other rows for a sample word.
+/// - **Decide** (Decide/): ``PANDecoder`` finds the whole numbers in each reading (a brand's IIN,
+///   one of its lengths, its grouping, the check digit as a check only); a row's readings decide
+///   a number (``decideLearned(_:failing:)``, ``decide(_:failing:)``, Tesseract's check,
+///   ``checked(_:on:row:with:look:)``); the dates are voted on (``ExpiryBallot``); the
+///   ``verdict(on:startedAt:)`` reports a number only when the evidence clears
+///   ``Configuration/minimumConfidence``, never on a sample card, and otherwise offers the whole
+///   number read to be corrected, or nothing: never a guess.
+///
+/// Two paths go through these stages (Paths/): the learned engine's first pass, one look at the
+/// likeliest view, and its fallback, every other view (``LearnedRoute``); Tesseract's route
+/// (``read(_:with:only:datesWithoutNumber:search:)``) is the last fallback with both engines, and
+/// the whole scan with Tesseract alone.
 ///
 /// ```swift
 /// let scanner = try CardScanner()
@@ -233,6 +247,8 @@ public struct CardScanner: Sendable {
         return (result, DebugImage.compose(original: bitmap, evidence: evidence, result: result), readings)
     }
 
+    /// The paths a picture takes through the stages (locate, read, decide), by the engines the
+    /// configuration reads with, and the verdict on what they found.
     private func scanWithEvidence(
         _ bitmap: Bitmap,
         startedAt start: ContinuousClock.Instant,
@@ -248,56 +264,16 @@ public struct CardScanner: Sendable {
                 let engines = Engines(digits: digits, english: english)
                 switch (configuration.engine, learned) {
                 case (.learned, let learned?):
+                    // The networks' first pass and fallback (``LearnedRoute``).
                     return try readLearned(bitmap, learned: learned, checkingWith: nil, search: search)
                 case (.both, let learned?):
-                    var evidence = try readLearned(bitmap, learned: learned, checkingWith: engines, search: search)
+                    // The same, Tesseract checking the networks' number and weighing in on its date;
+                    // where they decided nothing, Tesseract's route is the last fallback.
+                    let evidence = try readLearned(bitmap, learned: learned, checkingWith: engines, search: search)
                     if evidence.decided != nil {
-                        // The date: the networks' reading of the rows below the number; where
-                        // they do not settle it, Tesseract's reading of the strip under the
-                        // number weighed beside theirs (``CardScanner/agreedExpiry(tesseract:networks:)``).
-                        // Its readings cost a quarter second a card, and on the networks'
-                        // settled dates it vetoed more right dates than wrong ones.
-                        guard let card = evidence.card else { return evidence }
-                        let expiryStart = ContinuousClock.now
-                        defer { StageTimings.add(phase: ScanPhase.expiry.rawValue, since: expiryStart) }
-                        let networks = try learnedExpiry(learned: learned, into: &evidence, search: search)
-                        var tesseract = ExpiryBallot()
-                        // Tesseract's strip is a second way to the date: not started once the
-                        // time budget is spent.
-                        if let box = evidence.numberBox, !networks.isSettled(votes: 2), !search.isOver {
-                            // The detector's box stands a little beyond the digits.
-                            let digitHeight = box.height * 3 / 4
-                            tesseract = try readExpiry(
-                                on: card,
-                                top: box.maxY,
-                                height: digitHeight * 2,
-                                numberHeight: digitHeight,
-                                with: engines,
-                                into: &evidence
-                            )
-                        }
-                        evidence.expiry = Self.agreedExpiry(tesseract: tesseract, networks: networks)
-                        return evidence
+                        return try withWeighedExpiry(evidence, learned: learned, engines: engines, search: search)
                     }
-                    // Both networks read a number that fails the check, plainly: Tesseract's
-                    // route could pass it only by misreading a digit.
-                    if evidence.numberFailsPlainly { return evidence }
-                    // The time budget spent: no second route.
-                    if search.isOver { return evidence }
-                    // Tesseract's route on the networks' likeliest upright card alone, not on every
-                    // way the picture may lie again: on the three sets it found one number the
-                    // networks missed (in 54 pictures), on that card, at a quarter less time.
-                    // Where it reads no number it reads no date either: the networks' date
-                    // (two votes) stands. Tesseract's strip under a number it did not find gave
-                    // only wrong dates there (a card's back read as 11/2011, eight of eight).
-                    var fallback = try StageTimings.measure(phase: ScanPhase.tesseractRoute.rawValue) {
-                        try read(bitmap, with: engines, only: evidence.uprightCard, datesWithoutNumber: false, search: search)
-                    }
-                    fallback.candidates += evidence.candidates
-                    fallback.failing += evidence.failing
-                    fallback.earlierRows = evidence.rows.map { ($0.box, "learned route: " + $0.text) }
-                    if fallback.expiry == nil { fallback.expiry = evidence.expiry }
-                    return fallback
+                    return try tesseractFallback(bitmap, after: evidence, with: engines, search: search)
                 default:
                     return try StageTimings.measure(phase: ScanPhase.tesseractRoute.rawValue) {
                         try read(bitmap, with: engines, search: search)
@@ -305,43 +281,7 @@ public struct CardScanner: Sendable {
                 }
             }
         }
-        var milliseconds: Double { (ContinuousClock.now - start).seconds * 1000 }
-        // The whole number read: the one decided, else the one to offer for correction.
-        let unverified = evidence.decided == nil ? Self.unverified(candidates: evidence.candidates, failing: evidence.failing) : nil
-        let wholeNumber =
-            evidence.decided.map { ($0.pan.revealedDigits, $0.confidence, true) } ?? unverified.map { ($0.digits, $0.confidence, $0.isEstablished) }
-        // A number on a sample card is neither reported nor offered: one only sample cards
-        // print (judged on a number decided, or offered from readings that establish it), or
-        // any on a card printed SAMPLE.
-        if let (digits, confidence, established) = wholeNumber,
-            var specimen = try (established ? Specimen.inNumber(digits, acceptingTestNumbers: configuration.acceptsTestNumbers) : nil)
-                ?? StageTimings.measure(phase: ScanPhase.specimen.rawValue, { try sampleWord(on: &evidence) })
-        {
-            // A valid number read on it is remembered, so that a vote over frames refuses it.
-            if PAN.luhnValid(digits) { specimen.number = try? PAN(digits: digits) }
-            return (.specimen(specimen, read: digits, confidence: confidence, milliseconds: milliseconds), evidence)
-        }
-        guard let best = evidence.decided else {
-            let result = ScanResult(
-                status: unverified == nil ? .notFound : .unverified,
-                pan: nil,
-                unverified: unverified,
-                expiry: evidence.expiry,
-                confidence: unverified?.confidence ?? 0,
-                milliseconds: milliseconds,
-                holder: evidence.holder
-            )
-            return (result, evidence)
-        }
-        let result = ScanResult(
-            status: .found,
-            pan: best.pan,
-            expiry: evidence.expiry,
-            confidence: best.confidence,
-            milliseconds: milliseconds,
-            holder: evidence.holder,
-            enginesAgreed: evidence.decidedByBoth
-        )
+        let result = try verdict(on: &evidence, startedAt: start)
         return (result, evidence)
     }
 }

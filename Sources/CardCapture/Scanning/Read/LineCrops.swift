@@ -26,12 +26,12 @@ extension CardScanner {
     }
 
     /// A row read a piece at a time, left to right, as one line in the card's coordinates.
-    func piecewise(_ row: LearnedRow, on card: Bitmap, with reader: LineRecognizer) throws -> RecognizedLine {
+    func piecewise(_ row: LearnedRow, on card: Bitmap, with reader: NetworkReader) throws -> RecognizedLine {
         var words: [RecognizedWord] = []
         for piece in row.pieces.sorted(by: { $0.x < $1.x }) {
             guard let image = learnedLineImage(of: card, box: piece) else { continue }
             let left = max(0, piece.x - Self.learnedMargin(of: piece))
-            for var word in try reader.recognize(image).words {
+            for var word in try reader.line(in: image).words {
                 word.box.x += left
                 for index in word.symbols.indices { word.symbols[index].box.x += left }
                 words.append(word)
@@ -72,7 +72,7 @@ extension CardScanner {
         let crop = LineCrop(box: box, margin: margin, reader: reader)
         if let known = evidence.lines[crop] { return known }
         guard let card = evidence.card, let image = learnedLineImage(of: card, box: box, margin: crop.margin) else { return nil }
-        let line = try (reader == .digits ? learned.digits : learned.text).recognize(image)
+        let line = try (reader == .digits ? learned.digitsReader : learned.textReader).line(in: image)
         evidence.lines[crop] = line
         return line
     }

@@ -71,9 +71,10 @@ extension CardScanner {
             // saw it as part of a longer row (``PANDecoder/isPartOfLongerRun(_:runs:)``).
             var rowRuns: [[UInt8]] = []
             var acrossRead = false
-            func read(_ box: Box, with reader: LineRecognizer, as source: PANCandidate.Source) throws {
+            func read(_ box: Box, with reader: NetworkReader) throws {
+                let source = reader.source
                 guard let image = learnedLineImage(of: card, box: box) else { return }
-                let line = try reader.recognize(image)
+                let line = try reader.line(in: image)
                 look.lines[LineCrop(box: box, reader: source == .ppocr ? .text : .digits)] = line
                 look.readings.append((box, source == .ppocr ? "ppocr: " + line.text : line.text))
                 let digits = line.text.filter(\.isASCIIDigit).count
@@ -104,14 +105,14 @@ extension CardScanner {
             // The card-digit network until its readings decide the row.
             var decided: PANCandidate?
             for box in [row.box, taller, shorter, across] + carried + pieces where decided == nil {
-                try read(box, with: learned.digits, as: .learned)
+                try read(box, with: learned.digitsReader)
                 if rowCandidates.count >= 2 { decided = decideRow() }
             }
             if decided == nil { decided = decideRow() }
             // The detector's pieces of the row one at a time (a group of digits each, often, as
             // the card-digit network learned them), their readings joined left to right.
             if decided == nil, row.pieces.count >= 2 {
-                let line = try piecewise(row, on: card, with: learned.digits)
+                let line = try piecewise(row, on: card, with: learned.digitsReader)
                 look.readings.append((row.box, "pieces: " + line.text))
                 let reading = PANDecoder.read(line)
                 rowRuns += reading.runs
@@ -124,13 +125,13 @@ extension CardScanner {
             // second opinion on a number decided (another number read plainly refuses it), and a
             // second reader where the first saw most of a number.
             if decided != nil || digitsSeen >= 10 {
-                try read(fullest, with: learned.text, as: .ppocr)
+                try read(fullest, with: learned.textReader)
                 decided = decideRow()
             }
             // A number is the whole row: the row across the card is read before one is taken
             // (the detector's box can cut a group off, leaving a shorter number that passes).
             if decided != nil, !acrossRead {
-                try read(across, with: learned.digits, as: .learned)
+                try read(across, with: learned.digitsReader)
                 decided = decideRow()
             }
             look.candidates += rowCandidates

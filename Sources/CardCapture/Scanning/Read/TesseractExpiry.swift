@@ -40,31 +40,35 @@ extension CardScanner {
         // the text fade out at the lower thresholds, and the openings cut the thin ones that
         // cross the characters.
         func cut(_ threshold: UInt8) -> Bitmap { flat.binarized(threshold: threshold) }
-        let readings: [(engine: TesseractEngine?, image: () -> Bitmap)] = [
-            (engines.digits, { flat }),
-            (engines.digits, { plain }),
-            (nil, { cut(70) }),
-            (nil, { cut(100) }),
-            (nil, { cut(140) }),
-            (nil, { flat }),
-            (nil, { plain.adaptiveBinarized(window: Self.dateScaleHeight * 3 / 2) }),
-            (nil, { cut(140).opened(size: 3) }),
-            (nil, { cut(100).opened(size: 3) }),
-            (engines.english, { cut(140) }),
-            (engines.english, { flat }),
-            (engines.english, { sized.flattened(window: window / 2).padded(by: 12, value: 200).binarized(threshold: 140) }),
-            (engines.english, { plain }),
+        let (cardModel, english) = engines.dateReaders
+        let templates = TemplatesReader(minimumCharacters: 4, slash: true)
+        let readings: [(reader: any RowReader, image: () -> Bitmap)] = [
+            (cardModel, { flat }),
+            (cardModel, { plain }),
+            (templates, { cut(70) }),
+            (templates, { cut(100) }),
+            (templates, { cut(140) }),
+            (templates, { flat }),
+            (templates, { plain.adaptiveBinarized(window: Self.dateScaleHeight * 3 / 2) }),
+            (templates, { cut(140).opened(size: 3) }),
+            (templates, { cut(100).opened(size: 3) }),
+            (english, { cut(140) }),
+            (english, { flat }),
+            (english, { sized.flattened(window: window / 2).padded(by: 12, value: 200).binarized(threshold: 140) }),
+            (english, { plain }),
         ]
         for reading in readings {
-            if effort == .glance, let engine = reading.engine, engine === engines.english { break }
-            let image = reading.image()
-            if let engine = reading.engine {
-                let result = try engine.recognize(image, mode: .sparseText, whitelist: "0123456789/")
-                evidence.rows.append((box, result.text))
-                ballot.add(result.text)
-            } else if let line = TemplateReader.read(image, minimumCharacters: 4, slash: true) {
-                evidence.rows.append((box, "templates: " + line.text))
-                ballot.add(Self.slashedDates(line.words.map(\.text)))
+            if effort == .glance, reading.reader.source == english.source { break }
+            let (lines, text) = try reading.reader.text(in: reading.image())
+            if reading.reader.source == templates.source {
+                // The templates may miss a date's thin slash: their groups are joined.
+                if let line = lines.first {
+                    evidence.rows.append((box, "templates: " + line.text))
+                    ballot.add(Self.slashedDates(line.words.map(\.text)))
+                }
+            } else {
+                evidence.rows.append((box, text))
+                ballot.add(text)
             }
             if ballot.isSettled() { break }
         }

@@ -38,16 +38,17 @@ extension CardScanner {
             ]
             let variants = numberVariants(of: base)
             /// One Tesseract reading of a variant of the row, decoded into the row's evidence.
-            func recognize(_ image: Bitmap, with engine: TesseractEngine, source: PANCandidate.Source) throws {
-                let result = try engine.recognize(image, mode: .singleLine, whitelist: "0123456789 ")
-                if source == .cardModel, let line = result.lines.first, line.text.count >= 8 {
+            func recognize(_ image: Bitmap, with reader: TesseractReader) throws {
+                let source = reader.source
+                let (lines, text) = try reader.text(in: image)
+                if source == .cardModel, let line = lines.first, line.text.count >= 8 {
                     evidence.modelConfidence = max(evidence.modelConfidence, line.confidence)
                 }
                 let scale = Double(image.width - 2 * Self.variantPadding) / Double(base.width)
                 let offset = Double(Self.variantPadding)
-                readings += result.lines.map { RowReading(line: $0, offset: offset, scale: scale, source: source) }
-                evidence.rows.append((row.box, result.text))
-                for line in result.lines {
+                readings += lines.map { RowReading(line: $0, offset: offset, scale: scale, source: source) }
+                evidence.rows.append((row.box, text))
+                for line in lines {
                     evidence.noteDigits(in: line)
                     let decoded = PANDecoder.read(line)
                     rowRuns += decoded.runs
@@ -67,12 +68,12 @@ extension CardScanner {
             }
             // The card-digit model first, as the row is and then in the other ways.
             for variant in variants.prefix(glance ? 2 : variants.count) where !settled() {
-                try recognize(variant(), with: engines.digits, source: .cardModel)
+                try recognize(variant(), with: engines.cardModel)
             }
             // Then the templates and English, for typefaces the model reads badly.
             for makeImage in images.prefix(glance ? 1 : images.count) where !settled() {
                 let image = makeImage()
-                guard let line = TemplateReader.read(image.padded(by: 4)) else { continue }
+                guard let line = try TemplatesReader().lines(in: image.padded(by: 4)).first else { continue }
                 readings.append(RowReading(line: line, offset: 4, source: .templates))
                 evidence.rows.append((row.box, "templates: " + line.text))
                 let decoded = PANDecoder.read(line)
@@ -81,7 +82,7 @@ extension CardScanner {
                 rowFailing += decoded.failing
             }
             for variant in variants.prefix(glance ? 1 : variants.count) where !settled() {
-                try recognize(variant(), with: engines.english, source: .tesseract)
+                try recognize(variant(), with: engines.englishDigits)
             }
             var decided = decideRow()
             if decided == nil, let merged = PANDecoder.merged(readings) {
