@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes Sources/CardCapture/Scanning/DigitTemplates.swift: 24 x 24 grey templates of the
+"""Writes Sources/CardCapture/Scanning/Read/DigitTemplates.swift: 24 x 24 grey templates of the
 digits 0-9 and the slash in the typefaces card numbers are printed and embossed in (OCR-A, OCR-B) and
 common monospaced and sans faces, for the scanner's template reader.
 
@@ -22,7 +22,7 @@ FONTS = {
     "liberation-sans": "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf",
 }
 SIZE = 24
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "CardCapture", "Scanning",
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "CardCapture", "Scanning", "Read",
                    "DigitTemplates.swift")
 
 

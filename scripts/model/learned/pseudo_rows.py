@@ -17,7 +17,7 @@ Rows:
   that script pairs them) gets that copy's largest box, scaled: the row is found without reading it. A
   whole/ picture without such a copy is skipped. Kept whole/ rows join the training lines; with --plain (an
   evaluation set) the pseudo-labelled lines are detect/ rows only, and whole/ rows go to --whole-truth.
-Each row is cut as the scanner cuts a detector's box for the recognizer (CardScanner+Learned.swift,
+Each row is cut as the scanner cuts a detector's box for the recognizer (Scanning/Read/LineCrops.swift,
 learnedLineImage): max(4, 3/5 of the box height) left and right, 1/10 of the height above and below,
 clipped to the picture; then grey, height 48 (lines.py).
 
