@@ -29,6 +29,10 @@ reading is restricted to digits and spaces. Categories, in this order:
   Luhn-failed they agree on 13-19 digits that fail the check digit
   agreed      they agree on 13-19 digits that pass it: kept. The Luhn check only filters; it never changes
               or chooses a digit.
+With --ppocr-alone SURE (training lines only), a row they disagree on is still kept ("PP-OCRv4 alone") where
+PP-OCRv4's whole reading is nothing but 13-19 digits and spaces, passing the check digit, each character read
+with a probability of SURE or more: the rows the card-digit network misreads, which the two rules above
+never show it. (With --third-reader, two of three readers alike comes first.)
 The label's digits are the agreed digits. Its group spaces come from where the two readers put the digits,
 not from either reader's spaces: card-digits.onnx drops the narrow group gaps of many printed cards
 (four groups of four read as "dddddddd dddd dddd") and PP-OCRv4 drops most spaces. Each reader is run on the row
@@ -121,7 +125,7 @@ def odd_spacing(text: str) -> bool:
     return not any(ends(groups) <= ends(layout) for layout in LAYOUTS.get(sum(groups), []))
 
 
-KEPT = {"agreed", "truth", "two of three (card-digits wrong)", "two of three (PP-OCRv4 wrong)"}
+KEPT = {"agreed", "truth", "two of three (card-digits wrong)", "two of three (PP-OCRv4 wrong)", "PP-OCRv4 alone"}
 GAP, NO_GAP = 1.3, 1.2  # step / median step: a space at GAP or more, none under NO_GAP, unclear between
 
 
@@ -182,6 +186,23 @@ def spaced(readers, grey: np.ndarray, digits: str) -> str | None:
     if np.any((ratio >= NO_GAP) & (ratio < GAP)):
         return None
     return "".join(d + (" " if i < len(ratio) and ratio[i] >= GAP else "") for i, d in enumerate(digits))
+
+
+def sure_reading(reader, grey: np.ndarray) -> tuple[str, float]:
+    """The reader's whole greedy reading, every character it reads (not only digits), and how sure it is of
+    its weakest character: the highest probability among the frames that emitted that character."""
+    probs = reader.model(lines.to_input(grey))[0][0]
+    best = probs.argmax(-1)
+    out, sure, prev = [], [], 0
+    for t, k in enumerate(best):
+        k = int(k)
+        if k != 0 and k == prev:
+            sure[-1] = max(sure[-1], float(probs[t, k]))
+        elif k != 0:
+            out.append(reader.table[k - 1])
+            sure.append(float(probs[t, k]))
+        prev = k
+    return " ".join("".join(out).split()), min(sure, default=0.0)
 
 
 def tesseract_digits(tessdata: Path, crop: Image.Image) -> str:
@@ -276,6 +297,10 @@ def main() -> int:
     ap.add_argument("--third-reader", type=Path, metavar="TESSDATA",
                     help="also read each row with Tesseract's card model from this tessdata folder, and keep rows "
                          "two of the three readers read alike (13-19 digits passing the check)")
+    ap.add_argument("--ppocr-alone", type=float, metavar="SURE",
+                    help="also keep rows PP-OCRv4 alone reads as 13-19 digits passing the check, with nothing but digits "
+                         "and spaces in its whole reading and each character read at least this surely (0-1): rows the "
+                         "card-digit network misreads (training lines only)")
     ap.add_argument("--truth-groups", action="store_true",
                     help="label detect/ rows with the number of the whole/ picture in their near-copy group, and the "
                          "part's whole/ rows with their own (training lines only)")
@@ -358,6 +383,10 @@ def main() -> int:
                 # Two of three readers read the same 13-19 digits, passing the check: the third was wrong.
                 cat = labelled(top, "two of three (card-digits wrong)" if da != top else
                                "two of three (PP-OCRv4 wrong)" if db != top else "two of three")
+            elif args.ppocr_alone and not args.plain and (alone := sure_reading(other, grey)) and alone[1] >= args.ppocr_alone \
+                    and set(alone[0]) <= digits_space and 13 <= len(db) <= 19 and db == alone[0].replace(" ", "") and luhn_ok(db):
+                # PP-OCRv4 alone, sure of every character and passing the check; the check only filters.
+                cat = labelled(db, "PP-OCRv4 alone")
             else:
                 cat = "disagreed"
                 disagreed.append(f"{source}\t{a}\t{b}\t{dt}")
@@ -371,9 +400,10 @@ def main() -> int:
                     Image.fromarray(grey).save(args.whole_truth / f"{name}.png")
                     (args.whole_truth / f"{name}.gt.txt").write_text(truth + "\n")
                     truth_manifest.append(f"{name}\t{source}")
-                if cat == "agreed":  # how often a kept pseudo-label is the printed number (whole/ only)
-                    truth_check["agreed whole/ rows equal to the manifest's number" if da == truth
-                                else "agreed whole/ rows NOT equal to the manifest's number"] += 1
+                if cat in ("agreed", "PP-OCRv4 alone"):  # how often a kept pseudo-label is the printed number (whole/ only)
+                    kept = da if cat == "agreed" else db
+                    truth_check[f"{cat} whole/ rows equal to the manifest's number" if kept == truth
+                                else f"{cat} whole/ rows NOT equal to the manifest's number"] += 1
             if cat not in KEPT or (args.plain and part == "whole"):
                 continue
             if args.plain:
