@@ -203,7 +203,7 @@ extension CardScanner {
         }
 
         /// The evidence of the best look: its card, rows and number; the date where Tesseract
-        /// does not weigh it (``CardScanner/weighedExpiry(_:learned:engines:search:)``); the
+        /// does not weigh it (``CardScanner/withWeighedExpiry(_:learned:engines:search:)``); the
         /// holder's name beside a number reported or one plainly failing the check.
         mutating func finish() throws -> Evidence {
             guard let best else { return evidence }
