@@ -48,8 +48,17 @@ def date(rng: np.random.Generator, long_year: bool = False) -> str:
     return f"{month}/{year}"
 
 
-def make_text(rng: np.random.Generator, slash: bool = True) -> str:
-    """One line's text; `slash` False when the face has no '/' glyph."""
+def make_text(rng: np.random.Generator, slash: bool = True, dates: bool = False) -> str:
+    """One line's text; `slash` False when the face has no '/' glyph; `dates`: dates only (a face with a '/')."""
+    if dates and slash:
+        kinds = [
+            (0.45, lambda: date(rng)),
+            (0.2, lambda: date(rng, long_year=True)),
+            (0.25, lambda: date(rng) + " " + date(rng)),
+            (0.1, lambda: date(rng, True) + " " + date(rng, True)),
+        ]
+        weights = np.array([w for w, _ in kinds])
+        return kinds[rng.choice(len(kinds), p=weights / weights.sum())][1]()
     kinds = [
         (0.22, lambda: grouped(rng, [4, 4, 4, 4])),
         (0.05, lambda: grouped(rng, [4, 6, 5])),
@@ -439,6 +448,7 @@ def main() -> int:
     ap.add_argument("--count", type=int, required=True, help="number of lines")
     ap.add_argument("--clean", action="store_true", help="dark on white, no damage (curriculum phase 1)")
     ap.add_argument("--fonts", choices=["train", "heldout"], default="train", help="which font list")
+    ap.add_argument("--dates", action="store_true", help="dates only (MM/YY, MM/YYYY, two on a line), in faces with a '/'")
     ap.add_argument("--per-font", action="store_true", help="--count lines for each face instead of in all")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--prefix", default="syn", help="file name prefix")
@@ -455,7 +465,7 @@ def main() -> int:
         name = f"{args.prefix}_{i:06d}"
         png = args.out / f"{name}.png"
         line_rng = np.random.default_rng([args.seed, i])  # each line reproducible on its own
-        text = make_text(line_rng, slash[face.path])
+        text = make_text(line_rng, slash[face.path], args.dates)
         img, info = render_line(line_rng, face, text, args.clean)
         img.save(png)
         (args.out / f"{name}.gt.txt").write_text(info["text"] + "\n")
