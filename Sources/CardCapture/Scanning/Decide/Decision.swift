@@ -190,9 +190,9 @@ extension CardScanner {
         guard let base = lineImage(of: card, row: textRow, textHeight: configuration.lineHeight) else { return decided }
         var others: [PANCandidate] = []
         for variant in numberVariants(of: base).prefix(2) {
-            let (lines, text) = try engines.cardModel.text(in: variant())
-            look.readings.append((row.box, "tesseract: " + text))
-            for line in lines {
+            let result = try engines.cardModel.recognition(in: variant())
+            look.readings.append((row.box, "tesseract: " + result.text))
+            for line in result.lines {
                 let candidates = PANDecoder.read(line).candidates.filter { $0.groupingMatches }
                 if candidates.contains(where: { $0.pan == decided.pan }) {
                     var agreed = decided

@@ -153,11 +153,11 @@ extension CardScanner {
         let nameTop = stripTop + stripHeight
         for row in LineFinder.rows(in: card, top: Double(nameTop) / Double(card.height), bottom: 0.97).prefix(2) {
             guard let image = lineImage(of: card, row: row, textHeight: 32) else { continue }
-            let (lines, text) = try engines.englishWords.text(in: image)
-            evidence.rows.append((row.box, text))
+            let result = try engines.englishWords.recognition(in: image)
+            evidence.rows.append((row.box, result.text))
             // A date elsewhere counts only when the strip under the number gave none.
-            if ballot.leader == nil { ballot.add(text) }
-            if evidence.holder == nil, let name = Self.holderName(in: Recognition(lines: lines)) { evidence.holder = name }
+            if ballot.leader == nil { ballot.add(result.text) }
+            if evidence.holder == nil, let name = Self.holderName(in: result) { evidence.holder = name }
         }
         evidence.expiry = ballot.leader
         return evidence

@@ -2,8 +2,6 @@ import OCRBridge
 
 /// Read: the cardholder's name, under the number.
 extension CardScanner {
-    static let expiryCharacters = "0123456789/ABCDEFGHIJKLMNOPQRSTUVWXYZ .-'"
-
     /// A line that reads as a cardholder's name: capital words, confidently read, and not a label or brand.
     static func holderName(in result: Recognition) -> String? {
         guard let line = result.lines.first, line.confidence >= 80 else { return nil }

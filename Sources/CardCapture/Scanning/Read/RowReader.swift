@@ -19,11 +19,10 @@ protocol RowReader {
 }
 
 extension RowReader {
-    /// The lines' text, one line a line: what the evidence keeps of a reading (and the sample
-    /// words are looked for in).
-    func text(in image: Bitmap) throws -> (lines: [RecognizedLine], text: String) {
-        let lines = try lines(in: image)
-        return (lines, lines.map(\.text).joined(separator: "\n"))
+    /// The lines read, with their text (``Recognition/text``, a line a line): what the evidence
+    /// keeps of a reading, and the sample words are looked for in.
+    func recognition(in image: Bitmap) throws -> Recognition {
+        Recognition(lines: try lines(in: image))
     }
 }
 
@@ -75,10 +74,11 @@ extension CardScanner.Engines {
     var cardModel: TesseractReader { TesseractReader(engine: digits, characters: Self.numberCharacters, source: .cardModel) }
     /// English reading a number row, for typefaces the card-digit model reads badly.
     var englishDigits: TesseractReader { TesseractReader(engine: english, characters: Self.numberCharacters, source: .tesseract) }
-    /// English reading a row under the number: a date, a label or a name.
-    var englishWords: TesseractReader {
-        TesseractReader(engine: english, characters: CardScanner.expiryCharacters, source: .tesseract)
-    }
+    /// The characters a row under the number is read with: a date, a label or a name.
+    static let wordCharacters = "0123456789/ABCDEFGHIJKLMNOPQRSTUVWXYZ .-'"
+
+    /// English reading a row under the number.
+    var englishWords: TesseractReader { TesseractReader(engine: english, characters: Self.wordCharacters, source: .tesseract) }
     /// The card-digit model and English finding dates anywhere in a strip (sparse text).
     var dateReaders: (cardModel: TesseractReader, english: TesseractReader) {
         (

@@ -59,16 +59,16 @@ extension CardScanner {
         ]
         for reading in readings {
             if effort == .glance, reading.reader.source == english.source { break }
-            let (lines, text) = try reading.reader.text(in: reading.image())
+            let result = try reading.reader.recognition(in: reading.image())
             if reading.reader.source == templates.source {
                 // The templates may miss a date's thin slash: their groups are joined.
-                if let line = lines.first {
+                if let line = result.lines.first {
                     evidence.rows.append((box, "templates: " + line.text))
                     ballot.add(Self.slashedDates(line.words.map(\.text)))
                 }
             } else {
-                evidence.rows.append((box, text))
-                ballot.add(text)
+                evidence.rows.append((box, result.text))
+                ballot.add(result.text)
             }
             if ballot.isSettled() { break }
         }

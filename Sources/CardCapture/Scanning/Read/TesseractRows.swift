@@ -40,15 +40,15 @@ extension CardScanner {
             /// One Tesseract reading of a variant of the row, decoded into the row's evidence.
             func recognize(_ image: Bitmap, with reader: TesseractReader) throws {
                 let source = reader.source
-                let (lines, text) = try reader.text(in: image)
-                if source == .cardModel, let line = lines.first, line.text.count >= 8 {
+                let result = try reader.recognition(in: image)
+                if source == .cardModel, let line = result.lines.first, line.text.count >= 8 {
                     evidence.modelConfidence = max(evidence.modelConfidence, line.confidence)
                 }
                 let scale = Double(image.width - 2 * Self.variantPadding) / Double(base.width)
                 let offset = Double(Self.variantPadding)
-                readings += lines.map { RowReading(line: $0, offset: offset, scale: scale, source: source) }
-                evidence.rows.append((row.box, text))
-                for line in lines {
+                readings += result.lines.map { RowReading(line: $0, offset: offset, scale: scale, source: source) }
+                evidence.rows.append((row.box, result.text))
+                for line in result.lines {
                     evidence.noteDigits(in: line)
                     let decoded = PANDecoder.read(line)
                     rowRuns += decoded.runs
