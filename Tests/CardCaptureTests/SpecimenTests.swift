@@ -92,6 +92,38 @@ struct SpecimenTests {
         #expect(offered?.revealed == "6200810600001100" && offered?.readings == 2 && offered?.isEstablished == true)
     }
 
+    @Test("a number row read whole as a sample's pattern marks the card, whatever brand it fails; a part of a test number does not")
+    func sampleRows() {
+        // Sixteen zeros, a row counting up, and runs end to end are no brand's number: the decoder
+        // keeps no reading of them, the rows it read say what the card is.
+        for row in ["0000000000000000", "1234567890123456", "9999999999999", "1234567800000000", "6226622662266226"] {
+            let groups = stride(from: 0, to: row.count, by: 4).map { String(Array(row)[$0..<min($0 + 4, row.count)]) }
+            let reading = PANDecoder.read(LineBuilder.line(groups))
+            #expect(reading.runs == [Self.digits(row)])
+            if row.hasPrefix("0") || row.hasPrefix("9") {
+                #expect(reading.candidates.isEmpty && reading.failing.isEmpty, "\(row.prefix(4))")
+            }
+            #expect(Specimen.inRows(reading.runs, acceptingTestNumbers: true)?.reason == .sampleNumber, "\(row.prefix(4))")
+            #expect(Specimen.inRows(reading.runs, acceptingTestNumbers: false)?.reason == .sampleNumber, "\(row.prefix(4))")
+        }
+        // Any one row read so is enough.
+        let rows: Set = [Self.digits("5000008020040000"), Self.digits("0000000000000000")]
+        #expect(Specimen.inRows(rows, acceptingTestNumbers: false)?.reason == .sampleNumber)
+        // Not a sample row: too short to be a number's, too long, a digit outside the pattern (a
+        // test number's row cut: `0000 0000 0005`; a genuine card's runs), or, in the sandbox, a
+        // crop of a test number's row that is all pattern (4111 1111 1111 1111 less its 4).
+        for row in [
+            "00000000", "00000000000", "62280000000000000000000", "000000000005", "6200000000000005", "4000000000000002",
+            "6222588880888838", "6217001260010217084", "111111111111111",
+        ] {
+            #expect(Specimen.inRows([Self.digits(row)], acceptingTestNumbers: true) == nil, "\(row.prefix(4))")
+        }
+        // Where live payments are read, that crop is a sample card's row.
+        #expect(Specimen.inRows([Self.digits("111111111111111")], acceptingTestNumbers: false)?.reason == .sampleNumber)
+        #expect(Specimen.isPatternThroughout(Self.digits("9876543210987654")))
+        #expect(!Specimen.isPatternThroughout(Self.digits("4111111111111111")))
+    }
+
     @Test("numbers without the patterns are not samples: seven in a run is not eight")
     func ordinaryNumbers() {
         // Genuine cards' runs: six ones or zeros, eight digits in a row made of two.

@@ -6,6 +6,8 @@ extension CardScanner {
         var candidates: [PANCandidate] = []
         /// Whole numbers read on number rows that fail the check digit.
         var failing: [PANDecoder.NumberReading] = []
+        /// Rows of digits read whole that may be a sample card's (``Specimen/inRows(_:acceptingTestNumbers:)``).
+        var sampleRows: Set<[UInt8]> = []
         var expiry: Expiry?
         var holder: String?
         /// Where the card was found, in the original image; nil when the image is taken as the card.
@@ -58,6 +60,8 @@ extension CardScanner {
     struct LearnedLook {
         var candidates: [PANCandidate] = []
         var failing: [PANDecoder.NumberReading] = []
+        /// Rows of digits read whole that may be a sample card's (``Evidence/sampleRows``).
+        var sampleRows: Set<[UInt8]> = []
         var decided: PANCandidate?
         /// The row the number was decided on (or where most whole numbers were read).
         var numberRow: LearnedRow?

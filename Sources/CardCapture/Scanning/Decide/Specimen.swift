@@ -72,6 +72,45 @@ public struct Specimen: Sendable, Hashable {
         return hasSamplePattern(digits) || isMisreadSamplePattern(digits) ? Specimen(reason: .sampleNumber) : nil
     }
 
+    /// Whether rows of digits a reader read whole on a number row (``PANDecoder/LineReading/runs``,
+    /// brand or none) show a sample card, where the decoder keeps no number of them: a row of 12
+    /// to 19 digits that is a sample's pattern from end to end (``isPatternThroughout(_:)``:
+    /// `0000 0000 0000 0000`, `1234 5678 9012 3456`, `1234 5678 0000 0000`). Sixteen zeros are no
+    /// brand's number, yet only a sample card prints them; another reader's misreading of them is
+    /// then no number to offer. A crop can cut a group off a row, so a run is judged only when
+    /// every digit of it is the pattern's: part of a test number (`0000 0000 0005`) is not, and
+    /// in the sandbox a run found inside a published test number (`111 1111 1111 1111`) is its card.
+    public static func inRows(_ rows: some Sequence<[UInt8]>, acceptingTestNumbers: Bool) -> Specimen? {
+        for row in rows where (12...19).contains(row.count) && isPatternThroughout(row) {
+            if acceptingTestNumbers, TestCards.holdsPart(row) { continue }
+            return Specimen(reason: .sampleNumber)
+        }
+        return nil
+    }
+
+    /// Whether every digit lies in a run of ``patternRun`` (counting up, counting down or one
+    /// digit) or in a group of four printed three times in a row.
+    static func isPatternThroughout(_ digits: [UInt8]) -> Bool {
+        var covered = [Bool](repeating: false, count: digits.count)
+        for step in [0, 1, 9] {
+            var start = 0
+            for index in digits.indices {
+                let continues = index > 0 && digits[index] == (digits[index - 1] + UInt8(step)) % 10
+                if !continues { start = index }
+                if index - start + 1 >= patternRun { for place in start...index { covered[place] = true } }
+            }
+        }
+        if digits.count >= 12 {
+            for start in 0...(digits.count - 12) {
+                let group = digits[start..<(start + 4)]
+                if digits[(start + 4)..<(start + 8)].elementsEqual(group), digits[(start + 8)..<(start + 12)].elementsEqual(group) {
+                    for place in start..<(start + 12) { covered[place] = true }
+                }
+            }
+        }
+        return !covered.contains(false)
+    }
+
     /// How long a run of digits counting up, counting down or repeating one digit marks a
     /// sample number. A random 16-digit number holds one by chance about once in a million;
     /// issuers' account numbers are not made of them.

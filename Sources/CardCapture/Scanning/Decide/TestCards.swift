@@ -38,6 +38,13 @@ public enum TestCards {
     /// and be taken, in the sandbox, for a misread of it (``Specimen/inNumber(_:acceptingTestNumbers:)``).
     static let misreadPlaces = 3
 
+    /// Whether `digits` are some consecutive digits of a published test number, or all of one:
+    /// what a crop that cut a group off the number reads.
+    static func holdsPart(_ digits: [UInt8]) -> Bool {
+        let text = String(decoding: digits.map { $0 + 48 }, as: UTF8.self)
+        return numbers.contains { $0.contains(text) }
+    }
+
     /// Whether `digits` is a published test number.
     public static func contains(_ digits: [UInt8]) -> Bool {
         numbers.contains(String(decoding: digits.map { $0 + 48 }, as: UTF8.self))

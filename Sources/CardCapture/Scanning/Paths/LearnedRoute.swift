@@ -192,6 +192,7 @@ extension CardScanner {
         mutating func consider(_ look: LearnedLook, card: Bitmap, outline: CardLocator.Outline?, halfTurn: Bool = false) {
             evidence.candidates += look.candidates
             evidence.failing += look.failing
+            evidence.sampleRows.formUnion(look.sampleRows)
             let seen = look.candidates.count + look.failing.count
             if look.decided != nil || best == nil || seen > (best!.look.candidates.count + best!.look.failing.count) {
                 best = (look, card, outline)

@@ -53,6 +53,7 @@ extension CardScanner {
         }
         fallback.candidates += learned.candidates
         fallback.failing += learned.failing
+        fallback.sampleRows.formUnion(learned.sampleRows)
         fallback.earlierRows = learned.rows.map { ($0.box, "learned route: " + $0.text) }
         if fallback.expiry == nil { fallback.expiry = learned.expiry }
         return fallback
@@ -100,6 +101,7 @@ extension CardScanner {
             }
             evidence.candidates += trial.candidates
             evidence.failing += trial.failing
+            evidence.sampleRows.formUnion(trial.sampleRows)
             if row != nil {
                 chosen = (trial, row)
                 evidence.decided = trial.decided
@@ -123,6 +125,7 @@ extension CardScanner {
                 let row = try readNumber(on: card, effort: .full, with: engines, into: &trial)
                 evidence.candidates += trial.candidates
                 evidence.failing += trial.failing
+                evidence.sampleRows.formUnion(trial.sampleRows)
                 if row != nil || trial.digitsSeen > (chosen?.evidence.digitsSeen ?? -1) { chosen = (trial, row) }
                 if row != nil {
                     evidence.decided = trial.decided
