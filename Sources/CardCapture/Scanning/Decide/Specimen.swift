@@ -91,24 +91,8 @@ public struct Specimen: Sendable, Hashable {
     /// Whether every digit lies in a run of ``patternRun`` (counting up, counting down or one
     /// digit) or in a group of four printed three times in a row.
     static func isPatternThroughout(_ digits: [UInt8]) -> Bool {
-        var covered = [Bool](repeating: false, count: digits.count)
-        for step in [0, 1, 9] {
-            var start = 0
-            for index in digits.indices {
-                let continues = index > 0 && digits[index] == (digits[index - 1] + UInt8(step)) % 10
-                if !continues { start = index }
-                if index - start + 1 >= patternRun { for place in start...index { covered[place] = true } }
-            }
-        }
-        if digits.count >= 12 {
-            for start in 0...(digits.count - 12) {
-                let group = digits[start..<(start + 4)]
-                if digits[(start + 4)..<(start + 8)].elementsEqual(group), digits[(start + 8)..<(start + 12)].elementsEqual(group) {
-                    for place in start..<(start + 12) { covered[place] = true }
-                }
-            }
-        }
-        return !covered.contains(false)
+        let stretches = patternStretches(digits)
+        return digits.indices.allSatisfy { place in (stretches.runs + stretches.repeats).contains { $0.contains(place) } }
     }
 
     /// How long a run of digits counting up, counting down or repeating one digit marks a
@@ -147,26 +131,36 @@ public struct Specimen: Sendable, Hashable {
     /// with `inside`, only one that holds that place, and for a run not at its first or last
     /// digit.
     static func hasRunOrRepeat(_ digits: [UInt8], inside place: Int? = nil) -> Bool {
+        let stretches = patternStretches(digits)
+        guard let place else { return !(stretches.runs.isEmpty && stretches.repeats.isEmpty) }
+        return stretches.runs.contains { place > $0.lowerBound && place < $0.upperBound } || stretches.repeats.contains { $0.contains(place) }
+    }
+
+    /// Where `digits` make a sample's pattern: each whole run of ``patternRun`` digits or more
+    /// counting up (`…7890 12…` wraps), down or repeating one digit, and each stretch of twelve
+    /// that is a group of four printed three times.
+    static func patternStretches(_ digits: [UInt8]) -> (runs: [ClosedRange<Int>], repeats: [ClosedRange<Int>]) {
+        var runs: [ClosedRange<Int>] = []
         for step in [0, 1, 9] {
             var start = 0
             for index in digits.indices.dropFirst() {
                 if digits[index] != (digits[index - 1] + UInt8(step)) % 10 { start = index }
-                // The run digits[start...index], as long as it has grown.
-                guard index - start + 1 >= patternRun else { continue }
+                // The run digits[start...index], taken where it ends.
                 let next = index + 1
                 let ends = next == digits.count || digits[next] != (digits[index] + UInt8(step)) % 10
-                guard ends else { continue }
-                if let place { if place > start && place < index { return true } } else { return true }
+                if ends, index - start + 1 >= patternRun { runs.append(start...index) }
             }
         }
-        guard digits.count >= 12 else { return false }
-        for start in 0...(digits.count - 12) {
-            let group = digits[start..<(start + 4)]
-            if digits[(start + 4)..<(start + 8)].elementsEqual(group), digits[(start + 8)..<(start + 12)].elementsEqual(group) {
-                if let place { if (start..<(start + 12)).contains(place) { return true } } else { return true }
+        var repeats: [ClosedRange<Int>] = []
+        if digits.count >= 12 {
+            for start in 0...(digits.count - 12) {
+                let group = digits[start..<(start + 4)]
+                if digits[(start + 4)..<(start + 8)].elementsEqual(group), digits[(start + 8)..<(start + 12)].elementsEqual(group) {
+                    repeats.append(start...(start + 11))
+                }
             }
         }
-        return false
+        return (runs, repeats)
     }
 
     /// Whether one digit read otherwise, inside a run or repeat it would complete
