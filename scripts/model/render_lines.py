@@ -57,8 +57,7 @@ def make_text(rng: np.random.Generator, slash: bool = True, dates: bool = False)
             (0.25, lambda: date(rng) + " " + date(rng)),
             (0.1, lambda: date(rng, True) + " " + date(rng, True)),
         ]
-        weights = np.array([w for w, _ in kinds])
-        return kinds[rng.choice(len(kinds), p=weights / weights.sum())][1]()
+        return pick(rng, kinds)
     kinds = [
         (0.22, lambda: grouped(rng, [4, 4, 4, 4])),
         (0.05, lambda: grouped(rng, [4, 6, 5])),
@@ -76,11 +75,16 @@ def make_text(rng: np.random.Generator, slash: bool = True, dates: bool = False)
         (0.12, lambda: random_digit_line(rng)),
         (0.04, lambda: grouped(rng, [int(rng.integers(1, 7)) for _ in range(int(rng.integers(2, 6)))])),
     ]
-    weights = np.array([w for w, _ in kinds])
     while True:
-        text = kinds[rng.choice(len(kinds), p=weights / weights.sum())][1]()
+        text = pick(rng, kinds)
         if slash or "/" not in text:
             return text
+
+
+def pick(rng: np.random.Generator, kinds) -> str:
+    """The text of one of `kinds` ((weight, make) pairs), drawn by weight."""
+    weights = np.array([w for w, _ in kinds])
+    return kinds[rng.choice(len(kinds), p=weights / weights.sum())][1]()
 
 
 def random_digit_line(rng: np.random.Generator) -> str:

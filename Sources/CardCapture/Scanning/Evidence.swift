@@ -6,7 +6,7 @@ extension CardScanner {
         var candidates: [PANCandidate] = []
         /// Whole numbers read on number rows that fail the check digit.
         var failing: [PANDecoder.NumberReading] = []
-        /// Rows of digits read whole that may be a sample card's (``Specimen/inRows(_:acceptingTestNumbers:)``).
+        /// Every run of digits read on a number row, for the sample-row check (``Specimen/inRows(_:acceptingTestNumbers:)``, which judges their length).
         var sampleRows: Set<[UInt8]> = []
         var expiry: Expiry?
         var holder: String?
@@ -60,7 +60,7 @@ extension CardScanner {
     struct LearnedLook {
         var candidates: [PANCandidate] = []
         var failing: [PANDecoder.NumberReading] = []
-        /// Rows of digits read whole that may be a sample card's (``Evidence/sampleRows``).
+        /// Every run of digits read on a number row (``Evidence/sampleRows``).
         var sampleRows: Set<[UInt8]> = []
         var decided: PANCandidate?
         /// The row the number was decided on (or where most whole numbers were read).

@@ -92,7 +92,8 @@ public struct Specimen: Sendable, Hashable {
     /// digit) or in a group of four printed three times in a row.
     static func isPatternThroughout(_ digits: [UInt8]) -> Bool {
         let stretches = patternStretches(digits)
-        return digits.indices.allSatisfy { place in (stretches.runs + stretches.repeats).contains { $0.contains(place) } }
+        let all = stretches.runs + stretches.repeats
+        return digits.indices.allSatisfy { place in all.contains { $0.contains(place) } }
     }
 
     /// How long a run of digits counting up, counting down or repeating one digit marks a

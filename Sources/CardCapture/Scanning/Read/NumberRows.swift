@@ -136,7 +136,7 @@ extension CardScanner {
             }
             look.candidates += rowCandidates
             look.failing += rowFailing
-            look.sampleRows.formUnion(rowRuns.filter { $0.count >= 12 })
+            look.sampleRows.formUnion(rowRuns)
             if let decided {
                 look.decided = decided
                 look.numberRow = row

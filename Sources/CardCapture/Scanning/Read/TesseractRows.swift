@@ -84,7 +84,7 @@ extension CardScanner {
             for variant in variants.prefix(glance ? 1 : variants.count) where !settled() {
                 try recognize(variant(), with: engines.englishDigits)
             }
-            evidence.sampleRows.formUnion(rowRuns.filter { $0.count >= 12 })
+            evidence.sampleRows.formUnion(rowRuns)
             var decided = decideRow()
             if decided == nil, let merged = PANDecoder.merged(readings) {
                 rowCandidates.append(merged.from(.merged))
