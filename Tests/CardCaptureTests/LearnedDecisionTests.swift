@@ -66,6 +66,36 @@ struct LearnedDecisionTests {
         #expect(scanner.decideLearned(sure.candidates, failing: sure.failing) == nil)
     }
 
+    @Test("a number one digit short of a whole reading of its row is refused; the card's edge read as a lone 1 is not a longer row")
+    func shortOfTheRow() throws {
+        let scanner = try Self.scanner.get()
+        // The network drops the row's last digit alike in three crops: 6200 0000 0000 000, a
+        // UnionPay length, passes the check. PP-OCRv4 reads the row whole, its last digit
+        // misread (16 digits, failing).
+        let dropped = LineBuilder.line(["6200", "0000", "0000", "000"], confidence: 97)
+        let short = Self.decoded([dropped, dropped, dropped])
+        #expect(short.candidates.count == 3 && short.candidates[0].pan.length == 15)
+        #expect(scanner.decideLearned(short.candidates, failing: short.failing)?.pan.length == 15)
+        let whole = PANDecoder.read(LineBuilder.line(["6200", "0000", "0000", "0008"], confidence: 90, lowConfidence: [15: 40]))
+        #expect(whole.candidates.isEmpty && whole.failing.count == 1)
+        #expect(scanner.decideLearned(short.candidates, failing: short.failing + whole.failing) == nil)
+        // The whole reading refuses it with another digit read otherwise too; a reading as
+        // weak as noise does not.
+        let otherDigit = PANDecoder.read(LineBuilder.line(["6200", "0100", "0000", "0008"], confidence: 90)).failing
+        #expect(otherDigit.count == 1)
+        #expect(scanner.decideLearned(short.candidates, failing: otherDigit) == nil)
+        let noise = PANDecoder.read(LineBuilder.line(["6200", "0000", "0000", "0008"], confidence: 90, lowConfidence: [15: 10]))
+        #expect(scanner.decideLearned(short.candidates, failing: noise.failing)?.pan.length == 15)
+        // A 1 apart after the number is the card's edge: no whole number, and the row's run one
+        // digit longer is not a longer row.
+        let edge = PANDecoder.read(LineBuilder.line(["6200", "0000", "0000", "000", "1"], confidence: 95))
+        #expect(edge.failing.isEmpty && edge.candidates.isEmpty)
+        var candidates = short.candidates
+        var failing = short.failing
+        PANDecoder.dropPartsOfLongerRuns(&candidates, &failing, runs: edge.runs)
+        #expect(scanner.decideLearned(candidates, failing: failing)?.pan.length == 15)
+    }
+
     @Test("two different numbers both supported: neither is reported")
     func rivals() throws {
         let scanner = try Self.scanner.get()

@@ -46,6 +46,19 @@ struct ScanDecisionTests {
         #expect(scanner.decide(one + cardModel, failing: failing + failing) == nil)
     }
 
+    @Test("readers that agree on a number one digit short of a whole reading of its row report nothing")
+    func shortOfTheRow() throws {
+        let scanner = try Self.scanner.get()
+        let dropped = PANDecoder.read(LineBuilder.line(["6200", "0000", "0000", "000"])).candidates
+        let agreed = dropped + dropped.map { $0.from(.cardModel) }
+        #expect(scanner.decide(agreed)?.pan.length == 15)
+        let whole = PANDecoder.read(LineBuilder.line(["6200", "0000", "0000", "0008"])).failing
+        #expect(scanner.decide(agreed, failing: whole) == nil)
+        // The whole row read as a valid number is a rival, however rarely it is read.
+        let valid = PANDecoder.read(LineBuilder.line(["6200", "0000", "0000", "0005"])).candidates
+        #expect(scanner.decide(agreed + valid) == nil)
+    }
+
     @Test("a valid reading is not reported unless it outnumbers a failing reading of the row")
     func outnumbered() throws {
         let scanner = try Self.scanner.get()

@@ -59,7 +59,8 @@ extension CardScanner {
     ///
     /// `failing` holds the whole numbers read on the same row that fail the check digit. A
     /// number of the same length read whole, nearly as surely, as often as the valid one is a
-    /// tie between readings, and the check digit does not break it: nothing is reported.
+    /// tie between readings, and the check digit does not break it: nothing is reported; nor
+    /// when a whole number one digit longer holds it (``isShortOfWholeReading(_:in:)``).
     func decide(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading] = []) -> PANCandidate? {
         var failingVotes: [[UInt8]: Int] = [:]
         for reading in failing { failingVotes[reading.digits, default: 0] += 1 }
@@ -84,9 +85,11 @@ extension CardScanner {
             }
             byNumber[key] = support
         }
+        let whole = Self.wholeReadings(candidates, failing: failing)
         let accepted = byNumber.values.filter { entry in
             if consensus >= 3 && consensus > 2 * entry.votes { return false }
             if Self.failingAlike(entry.best, in: failing) >= entry.votes { return false }
+            if Self.isShortOfWholeReading(entry.best, in: whole) { return false }
             // Pieces of several readings that make exactly one number, each its place's
             // strongest reading seen alike by two readers, are agreement already.
             if entry.best.source == .merged {
@@ -142,11 +145,33 @@ extension CardScanner {
         return failing.filter { $0.digits.count == candidate.pan.length && $0.confidence >= comparable }.count
     }
 
+    /// Whether a whole number read on the same row one digit longer holds `candidate` (at one
+    /// place, with at most one digit read otherwise), read with some confidence (not noise,
+    /// ``minimumUnverifiedConfidence``): the row is longer than the number. A reader that drops
+    /// a row's last digit drops it alike in every crop, and the shorter number passes the check
+    /// one time in ten; a 15-digit number (a UnionPay length) read off a 16-digit row is not a
+    /// card's. The longer reading is whole (a brand's length and grouping), so its extra digit
+    /// is inside a group, not the card's edge read as a lone 1 beside the number.
+    static func isShortOfWholeReading(_ candidate: PANCandidate, in readings: [PANDecoder.NumberReading]) -> Bool {
+        let number = candidate.pan.revealedDigits
+        return readings.contains { reading in
+            reading.digits.count == number.count + 1 && reading.confidence >= minimumUnverifiedConfidence
+                && PANDecoder.holds(reading.digits, number)
+        }
+    }
+
+    /// The whole numbers read on a row, valid (in their brand's grouping) and failing.
+    static func wholeReadings(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> [PANDecoder.NumberReading] {
+        candidates.filter(\.groupingMatches).map { PANDecoder.NumberReading(digits: $0.pan.revealedDigits, confidence: $0.confidence) }
+            + failing
+    }
+
     /// The number a row's learned readings support, or nil. Both networks reading the number
     /// as it is is agreement; one network alone must be sure of every digit. A number of the same length,
     /// read whole and nearly as surely, that fails the check as often as the valid one (a
     /// specimen's printed number) refuses it; another number read as it is with some
-    /// confidence refuses both.
+    /// confidence refuses both, and a whole number one digit longer that holds it
+    /// (``isShortOfWholeReading(_:in:)``) refuses it.
     func decideLearned(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> PANCandidate? {
         struct Support {
             var best: PANCandidate
@@ -162,8 +187,10 @@ extension CardScanner {
             byNumber[candidate.pan.revealed] = entry
         }
         let seen = byNumber.values.filter { $0.plain >= 1 && $0.best.confidence >= configuration.minimumAgreedConfidence }
+        let whole = Self.wholeReadings(candidates, failing: failing)
         let accepted = seen.filter { entry in
             guard entry.plain > Self.failingAlike(entry.best, in: failing) else { return false }
+            if Self.isShortOfWholeReading(entry.best, in: whole) { return false }
             // One network agreeing with itself over crops of one row is weak evidence: its
             // confusions repeat (a specimen's failing number, one digit misread alike in every
             // crop, passes the check one time in ten). Two networks are independent readers.

@@ -312,11 +312,6 @@ public enum PANDecoder {
         }
     }
 
-    /// Whether `number` is part of a longer row another reading of the same row saw: a run of
-    /// at least two more digits that holds the number, at one place, with at most one digit
-    /// read otherwise. A row whose first group one crop lost (the detector's box cut it off)
-    /// reads as a shorter number that can pass the check; the crops that saw the whole row
-    /// say what it is.
     /// Leaves out of a row's numbers, valid and failing, those that are part of a longer row
     /// (``isPartOfLongerRun(_:runs:)``): neither reported nor offered.
     static func dropPartsOfLongerRuns(_ candidates: inout [PANCandidate], _ failing: inout [NumberReading], runs: [[UInt8]]) {
@@ -324,17 +319,27 @@ public enum PANDecoder {
         failing.removeAll { isPartOfLongerRun($0.digits, runs: runs) }
     }
 
+    /// Whether `number` is part of a longer row another reading of the same row saw: a run of
+    /// at least two more digits that holds the number, at one place, with at most one digit
+    /// read otherwise. A row whose first group one crop lost (the detector's box cut it off)
+    /// reads as a shorter number that can pass the check; the crops that saw the whole row
+    /// say what it is. A run only one digit longer may be the number and the card's edge read
+    /// as a 1 beside it; a whole number one digit longer, in its brand's grouping, refuses it
+    /// at the decision (``CardScanner/isShortOfWholeReading(_:in:)``).
     static func isPartOfLongerRun(_ number: [UInt8], runs: [[UInt8]]) -> Bool {
-        runs.contains { run in
-            guard run.count >= number.count + 2 else { return false }
-            return (0...(run.count - number.count)).contains { offset in
-                var differences = 0
-                for index in number.indices where run[offset + index] != number[index] {
-                    differences += 1
-                    if differences > 1 { return false }
-                }
-                return true
+        runs.contains { $0.count >= number.count + 2 && holds($0, number) }
+    }
+
+    /// Whether `run` holds `number` at one place, with at most one digit read otherwise.
+    static func holds(_ run: [UInt8], _ number: [UInt8]) -> Bool {
+        guard run.count >= number.count else { return false }
+        return (0...(run.count - number.count)).contains { offset in
+            var differences = 0
+            for index in number.indices where run[offset + index] != number[index] {
+                differences += 1
+                if differences > 1 { return false }
             }
+            return true
         }
     }
 }
