@@ -79,6 +79,10 @@ struct LearnedDecisionTests {
         let whole = PANDecoder.read(LineBuilder.line(["6200", "0000", "0000", "0008"], confidence: 90, lowConfidence: [15: 40]))
         #expect(whole.candidates.isEmpty && whole.failing.count == 1)
         #expect(scanner.decideLearned(short.candidates, failing: short.failing + whole.failing) == nil)
+        // Offered for correction: the whole row as read, not the shorter number read more often.
+        let offer = try #require(CardScanner.unverified(candidates: short.candidates, failing: whole.failing))
+        #expect(offer.digits.count == 16 && offer.reason == .checkDigit)
+        #expect(CardScanner.unverified(candidates: short.candidates, failing: [])?.digits.count == 15)
         // The whole reading refuses it with another digit read otherwise too; a reading as
         // weak as noise does not.
         let otherDigit = PANDecoder.read(LineBuilder.line(["6200", "0100", "0000", "0008"], confidence: 90)).failing

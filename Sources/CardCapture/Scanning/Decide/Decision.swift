@@ -32,14 +32,14 @@ extension CardScanner {
 
     /// The whole number to offer for correction when none can be reported: the reading (first
     /// choices only, never repaired) that most readings agree on, then the strongest. Valid
-    /// numbers too weak to report count as `low_confidence`; the rest fail the check digit.
+    /// numbers too weak to report count as `low_confidence`; the rest fail the check digit. A
+    /// reading one digit short of a whole reading of its row (``isShortOfWholeReading(_:in:)``)
+    /// is part of the row, and not offered.
     static func unverified(candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> UnverifiedNumber? {
         var tally: [[UInt8]: (votes: Int, confidence: Double, first: Int)] = [:]
-        let readings =
-            candidates.filter(\.groupingMatches)
-            .map { PANDecoder.NumberReading(digits: $0.pan.revealedDigits, confidence: $0.confidence) }
-            + failing
-        for (index, reading) in readings.enumerated() where reading.confidence >= minimumUnverifiedConfidence {
+        let readings = wholeReadings(candidates, failing: failing)
+        for (index, reading) in readings.enumerated()
+        where reading.confidence >= minimumUnverifiedConfidence && !isShortOfWholeReading(reading.digits, in: readings) {
             let entry = tally[reading.digits] ?? (0, 0, index)
             tally[reading.digits] = (entry.votes + 1, max(entry.confidence, reading.confidence), entry.first)
         }
@@ -89,7 +89,7 @@ extension CardScanner {
         let accepted = byNumber.values.filter { entry in
             if consensus >= 3 && consensus > 2 * entry.votes { return false }
             if Self.failingAlike(entry.best, in: failing) >= entry.votes { return false }
-            if Self.isShortOfWholeReading(entry.best, in: whole) { return false }
+            if Self.isShortOfWholeReading(entry.best.pan.revealedDigits, in: whole) { return false }
             // Pieces of several readings that make exactly one number, each its place's
             // strongest reading seen alike by two readers, are agreement already.
             if entry.best.source == .merged {
@@ -145,22 +145,21 @@ extension CardScanner {
         return failing.filter { $0.digits.count == candidate.pan.length && $0.confidence >= comparable }.count
     }
 
-    /// Whether a whole number read on the same row one digit longer holds `candidate` (at one
+    /// Whether a whole number read on the same row one digit longer holds `number` (at one
     /// place, with at most one digit read otherwise), read with some confidence (not noise,
     /// ``minimumUnverifiedConfidence``): the row is longer than the number. A reader that drops
     /// a row's last digit drops it alike in every crop, and the shorter number passes the check
     /// one time in ten; a 15-digit number (a UnionPay length) read off a 16-digit row is not a
     /// card's. The longer reading is whole (a brand's length and grouping), so its extra digit
     /// is inside a group, not the card's edge read as a lone 1 beside the number.
-    static func isShortOfWholeReading(_ candidate: PANCandidate, in readings: [PANDecoder.NumberReading]) -> Bool {
-        let number = candidate.pan.revealedDigits
-        return readings.contains { reading in
+    static func isShortOfWholeReading(_ number: [UInt8], in readings: [PANDecoder.NumberReading]) -> Bool {
+        readings.contains { reading in
             reading.digits.count == number.count + 1 && reading.confidence >= minimumUnverifiedConfidence
                 && PANDecoder.holds(reading.digits, number)
         }
     }
 
-    /// The whole numbers read on a row, valid (in their brand's grouping) and failing.
+    /// The whole numbers read, valid (in their brand's grouping) and failing.
     static func wholeReadings(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> [PANDecoder.NumberReading] {
         candidates.filter(\.groupingMatches).map { PANDecoder.NumberReading(digits: $0.pan.revealedDigits, confidence: $0.confidence) }
             + failing
@@ -190,7 +189,7 @@ extension CardScanner {
         let whole = Self.wholeReadings(candidates, failing: failing)
         let accepted = seen.filter { entry in
             guard entry.plain > Self.failingAlike(entry.best, in: failing) else { return false }
-            if Self.isShortOfWholeReading(entry.best, in: whole) { return false }
+            if Self.isShortOfWholeReading(entry.best.pan.revealedDigits, in: whole) { return false }
             // One network agreeing with itself over crops of one row is weak evidence: its
             // confusions repeat (a specimen's failing number, one digit misread alike in every
             // crop, passes the check one time in ten). Two networks are independent readers.
