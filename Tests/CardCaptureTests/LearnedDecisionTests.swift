@@ -98,6 +98,13 @@ struct LearnedDecisionTests {
         var failing = short.failing
         PANDecoder.dropPartsOfLongerRuns(&candidates, &failing, runs: edge.runs)
         #expect(scanner.decideLearned(candidates, failing: failing)?.pan.length == 15)
+        // Nor is a mark read against the last group (4-4-4-5, as PP-OCRv4 read cards-dev's
+        // guail_15 across the card): a whole number that missed a gap, not the row as printed.
+        let number = Self.decoded([LineBuilder.line(["6200", "0000", "0000", "0005"], confidence: 97)])
+        let glued = PANDecoder.read(LineBuilder.line(["6200", "0000", "0000", "00051"], confidence: 95))
+        #expect(glued.failing.count == 1 && glued.failing[0].gapsAsPrinted == false)
+        #expect(scanner.decideLearned(number.candidates, failing: glued.failing)?.pan.length == 16)
+        #expect(whole.failing[0].gapsAsPrinted)
     }
 
     @Test("two different numbers both supported: neither is reported")

@@ -147,22 +147,25 @@ extension CardScanner {
 
     /// Whether a whole number read on the same row one digit longer holds `number` (at one
     /// place, with at most one digit read otherwise), read with some confidence (not noise,
-    /// ``minimumUnverifiedConfidence``): the row is longer than the number. A reader that drops
-    /// a row's last digit drops it alike in every crop, and the shorter number passes the check
-    /// one time in ten; a 15-digit number (a UnionPay length) read off a 16-digit row is not a
-    /// card's. The longer reading is whole (a brand's length and grouping), so its extra digit
-    /// is inside a group, not the card's edge read as a lone 1 beside the number.
+    /// ``minimumUnverifiedConfidence``) and with its gaps exactly as its brand prints them: the
+    /// row is longer than the number. A reader that drops a row's last digit drops it alike in
+    /// every crop, and the shorter number passes the check one time in ten; a 15-digit number
+    /// (a UnionPay length) read off a 16-digit row (4-4-4-4) is not a card's. With the gaps as
+    /// printed, the extra digit is inside a group: the card's edge or a mark read as a digit
+    /// beside the number stands apart from it (4-4-4-4-1, never a whole number) or makes its
+    /// last group too long (4-4-4-5, on cards-dev's guail_15), and refuses nothing.
     static func isShortOfWholeReading(_ number: [UInt8], in readings: [PANDecoder.NumberReading]) -> Bool {
         readings.contains { reading in
-            reading.digits.count == number.count + 1 && reading.confidence >= minimumUnverifiedConfidence
-                && PANDecoder.holds(reading.digits, number)
+            reading.digits.count == number.count + 1 && reading.gapsAsPrinted
+                && reading.confidence >= minimumUnverifiedConfidence && PANDecoder.holds(reading.digits, number)
         }
     }
 
     /// The whole numbers read, valid (in their brand's grouping) and failing.
     static func wholeReadings(_ candidates: [PANCandidate], failing: [PANDecoder.NumberReading]) -> [PANDecoder.NumberReading] {
-        candidates.filter(\.groupingMatches).map { PANDecoder.NumberReading(digits: $0.pan.revealedDigits, confidence: $0.confidence) }
-            + failing
+        candidates.filter(\.groupingMatches).map {
+            PANDecoder.NumberReading(digits: $0.pan.revealedDigits, confidence: $0.confidence, gapsAsPrinted: $0.gapsAsPrinted)
+        } + failing
     }
 
     /// The number a row's learned readings support, or nil. Both networks reading the number

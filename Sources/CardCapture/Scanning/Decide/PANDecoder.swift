@@ -10,6 +10,9 @@ public struct PANCandidate: Sendable, Equatable {
     /// How many digits had an alternative the recognizer weighed at half or more: a reading
     /// that was unsure between two digits somewhere, even if it chose one.
     public internal(set) var doubtfulDigits = 0
+    /// True when the reader saw every gap of a way the brand prints the number, and no other
+    /// (``groupingMatches`` also takes a reading that missed a gap).
+    public internal(set) var gapsAsPrinted = false
     /// Which reader produced it.
     public var source: Source = .tesseract
     /// Where the digits lie along the row, from the first one's left edge to the last one's
@@ -89,6 +92,9 @@ public enum PANDecoder {
         public let digits: [UInt8]
         /// The weakest digit's confidence, 0 to 1.
         public let confidence: Double
+        /// Whether the reader saw exactly the gaps of a way the brand prints the number
+        /// (``PANCandidate/gapsAsPrinted``).
+        public var gapsAsPrinted = false
     }
 
     /// How far apart (in digit heights) two groups of characters on a line must be to belong
@@ -202,13 +208,15 @@ public enum PANDecoder {
                 let confidence = window.map(\.confidence).min() ?? 0
                 guard let brand = CardBrand.detect(digits: digits), brand.lengths.contains(digits.count) else { continue }
                 let grouped = groupingMatches(sizes, brand: brand, length: digits.count)
+                let asPrinted = brand.groupings(forLength: digits.count).contains(sizes)
                 if PAN.luhnValid(digits), let pan = try? PAN(digits: digits) {
                     var candidate = PANCandidate(pan: pan, confidence: confidence, groupingMatches: grouped)
+                    candidate.gapsAsPrinted = asPrinted
                     candidate.doubtfulDigits = window.filter(\.doubtful).count
                     candidate.extent = Double(window[0].box.x)...Double(window[window.count - 1].box.maxX)
                     reading.candidates.append(candidate)
                 } else if grouped {
-                    reading.failing.append(NumberReading(digits: digits, confidence: confidence))
+                    reading.failing.append(NumberReading(digits: digits, confidence: confidence, gapsAsPrinted: asPrinted))
                 }
             }
         }
@@ -324,8 +332,8 @@ public enum PANDecoder {
     /// read otherwise. A row whose first group one crop lost (the detector's box cut it off)
     /// reads as a shorter number that can pass the check; the crops that saw the whole row
     /// say what it is. A run only one digit longer may be the number and the card's edge read
-    /// as a 1 beside it; a whole number one digit longer, in its brand's grouping, refuses it
-    /// at the decision (``CardScanner/isShortOfWholeReading(_:in:)``).
+    /// as a 1 beside it; a whole number one digit longer, its gaps as its brand prints them,
+    /// refuses it at the decision (``CardScanner/isShortOfWholeReading(_:in:)``).
     static func isPartOfLongerRun(_ number: [UInt8], runs: [[UInt8]]) -> Bool {
         runs.contains { $0.count >= number.count + 2 && holds($0, number) }
     }
