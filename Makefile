@@ -14,9 +14,8 @@ deps:
 test-deps:
 	bash scripts/install-deps.sh test
 
-# As scripts/swift-tests.sh builds (no index store), so that `make build` and `make test` share one build.
 build: deps
-	$(SWIFT) build --disable-index-store
+	$(SWIFT) build
 
 release: deps
 	$(SWIFT) build -c release

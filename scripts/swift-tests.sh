@@ -18,9 +18,7 @@ if [ -z "${CAPTURE_TEST_POSTGRES:-}" ]; then
     CAPTURE_TEST_POSTGRES=$(bash scripts/postgres-cluster.sh start "$pg_dir" --fast) || exit 1
     export CAPTURE_TEST_POSTGRES CAPTURE_TEST_POSTGRES_DIR=$pg_dir
 fi
-# Without the index store: SwiftPM writes one beside every debug build on Linux for editors, and
-# the tests never read it (a fresh build with the tests: 599 s instead of 710 s on two cores).
-$SWIFT build --build-tests --disable-index-store || exit 1
+$SWIFT build --build-tests || exit 1
 echo "==== swift-tests.sh: the build with the tests done in $SECONDS s"
 log=.build/cli-tests.log
 bundle="$($SWIFT build --show-bin-path)/card-capturePackageTests.xctest"

@@ -89,7 +89,7 @@ api_lane() {
 # OCRBridge and its tests alone, so the sanitized build leaves out the server's libraries. It
 # starts here too, beside the lanes.
 asan_log=.build/asan-tests.log
-(cd scripts/asan && exec $SWIFT test --disable-xctest --disable-index-store --sanitize=address --scratch-path ../../.build-asan) >"$asan_log" 2>&1 &
+(cd scripts/asan && exec $SWIFT test --disable-xctest --sanitize=address --scratch-path ../../.build-asan) >"$asan_log" 2>&1 &
 asan=$!
 (cluster_lane) >"$lanes/cluster.log" 2>&1 &
 cluster=$!
