@@ -107,6 +107,64 @@ struct LearnedDecisionTests {
         #expect(whole.failing[0].gapsAsPrinted)
     }
 
+    @Test(
+        "a number the networks leave contested is settled only by readers outnumbering readers: Tesseract and a network against one network, never the check digit"
+    )
+    func contested() throws {
+        let scanner = try Self.scanner.get()
+        // PP-OCRv4 reads 5200 8282 8282 8210 (valid) once; the card-digit network reads the 5 as
+        // a 2 in four crops (failing): refused, four crops against one.
+        let valid = PANDecoder.read(LineBuilder.line(["5200", "8282", "8282", "8210"], confidence: 90))
+        let misread = PANDecoder.read(LineBuilder.line(["2200", "8282", "8282", "8210"], confidence: 92))
+        #expect(valid.candidates.count == 1 && misread.failing.count == 1)
+        let failing = Array(repeating: misread.failing, count: 4).flatMap { $0 }
+        let candidates = valid.candidates.map { $0.from(.ppocr) }
+        #expect(scanner.decideLearned(candidates, failing: failing) == nil)
+        func look(
+            _ candidates: [PANCandidate],
+            learned: [PANDecoder.NumberReading] = [],
+            ppocr: [PANDecoder.NumberReading] = []
+        ) -> CardScanner.LearnedLook {
+            var look = CardScanner.LearnedLook()
+            look.candidates = candidates
+            look.failing = learned + ppocr
+            look.failingByReader = [.learned: learned, .ppocr: ppocr]
+            return look
+        }
+        let contested = try #require(scanner.contested(in: look(candidates, learned: failing)))
+        #expect(contested.number.pan.revealed == "5200828282828210")
+        #expect(contested.readers == [.ppocr] && contested.against == [.learned])
+        // Tesseract reading it makes two readers against one; not reading it, or reading
+        // another number beside it, settles nothing.
+        #expect(CardScanner.outnumbers(readers: [.ppocr], against: [.learned], tesseractRead: true, tesseractDisagrees: false))
+        #expect(!CardScanner.outnumbers(readers: [.ppocr], against: [.learned], tesseractRead: false, tesseractDisagrees: false))
+        #expect(!CardScanner.outnumbers(readers: [.ppocr], against: [.learned], tesseractRead: true, tesseractDisagrees: true))
+        // Both networks against it: two against two is a tie. A network on both sides counts on
+        // neither: Tesseract alone is not two readers.
+        #expect(!CardScanner.outnumbers(readers: [.ppocr], against: [.learned, .ppocr], tesseractRead: true, tesseractDisagrees: false))
+        #expect(!CardScanner.outnumbers(readers: [.learned], against: [.learned], tesseractRead: true, tesseractDisagrees: false))
+        #expect(CardScanner.outnumbers(readers: [.learned, .ppocr], against: [.learned], tesseractRead: true, tesseractDisagrees: false))
+        // One network alone, unsure (nothing against it): Tesseract's reading is the second reader.
+        #expect(CardScanner.outnumbers(readers: [.learned], against: [], tesseractRead: true, tesseractDisagrees: false))
+        // A failing reading far less sure than the number is not a reader against it.
+        let blurred = PANDecoder.read(LineBuilder.line(["2200", "8282", "8282", "8210"], confidence: 92, lowConfidence: [0: 30])).failing
+        #expect(scanner.contested(in: look(candidates, learned: blurred))?.against == [])
+        // Nothing to settle: a second valid number, a number too unsure, a number one digit short
+        // of a whole reading of its row, or a look that decided.
+        let other = PANDecoder.read(LineBuilder.line(["5200", "8282", "8282", "8202"], confidence: 90)).candidates.map { $0.from(.learned) }
+        #expect(other.count == 1)
+        #expect(scanner.contested(in: look(candidates + other, learned: failing)) == nil)
+        let unsure = PANDecoder.read(LineBuilder.line(["5200", "8282", "8282", "8210"], confidence: 90, lowConfidence: [3: 40]))
+        #expect(scanner.contested(in: look(unsure.candidates.map { $0.from(.ppocr) }, learned: failing)) == nil)
+        let dropped = Self.decoded([LineBuilder.line(["6200", "0000", "0000", "000"], confidence: 97)])
+        let whole = PANDecoder.read(LineBuilder.line(["6200", "0000", "0000", "0008"], confidence: 90)).failing
+        #expect(scanner.contested(in: look(dropped.candidates)) != nil)
+        #expect(scanner.contested(in: look(dropped.candidates, ppocr: whole)) == nil)
+        var decided = look(candidates, learned: failing)
+        decided.decided = candidates[0]
+        #expect(scanner.contested(in: decided) == nil)
+    }
+
     @Test("two different numbers both supported: neither is reported")
     func rivals() throws {
         let scanner = try Self.scanner.get()

@@ -215,27 +215,105 @@ extension CardScanner {
     /// the same number read is agreement; another valid number read is a disagreement, and
     /// then neither is reported.
     func checked(_ decided: PANCandidate, on card: Bitmap, row: LearnedRow, with engines: Engines, look: inout LearnedLook) throws -> PANCandidate? {
-        let textRow = TextRow(box: row.box, energy: 0)
-        guard let base = lineImage(of: card, row: textRow, textHeight: configuration.lineHeight) else { return decided }
-        var others: [PANCandidate] = []
-        for variant in numberVariants(of: base).prefix(2) {
-            let result = try engines.cardModel.recognition(in: variant())
-            look.readings.append((row.box, "tesseract: " + result.text))
-            for line in result.lines {
-                let candidates = PANDecoder.read(line).candidates.filter { $0.groupingMatches }
-                if candidates.contains(where: { $0.pan == decided.pan }) {
-                    var agreed = decided
-                    agreed.source = .agreed
-                    return agreed
-                }
-                others += candidates
-            }
+        let tesseract = try tesseractNumbers(on: card, row: row, looking: decided.pan, with: engines, look: &look)
+        if tesseract.read {
+            var agreed = decided
+            agreed.source = .agreed
+            return agreed
         }
-        if !others.isEmpty {
+        if !tesseract.others.isEmpty {
             look.readings.append((row.box, "engines disagree"))
             return nil
         }
         return decided
+    }
+
+    /// What Tesseract's card-digit model reads on a learned row (its first two variants, until
+    /// one reads `number`): whether it read `number` in its brand's grouping, the other valid
+    /// numbers it read, and the whole numbers it read that fail the check.
+    func tesseractNumbers(
+        on card: Bitmap,
+        row: LearnedRow,
+        looking number: PAN,
+        with engines: Engines,
+        look: inout LearnedLook
+    ) throws -> (read: Bool, others: [PANCandidate], failing: [PANDecoder.NumberReading]) {
+        let textRow = TextRow(box: row.box, energy: 0)
+        guard let base = lineImage(of: card, row: textRow, textHeight: configuration.lineHeight) else { return (false, [], []) }
+        var others: [PANCandidate] = []
+        var failing: [PANDecoder.NumberReading] = []
+        for variant in numberVariants(of: base).prefix(2) {
+            let result = try engines.cardModel.recognition(in: variant())
+            look.readings.append((row.box, "tesseract: " + result.text))
+            for line in result.lines {
+                let reading = PANDecoder.read(line)
+                let candidates = reading.candidates.filter(\.groupingMatches)
+                if candidates.contains(where: { $0.pan == number }) { return (true, others, failing) }
+                others += candidates
+                failing += reading.failing
+            }
+        }
+        return (false, others, failing)
+    }
+
+    /// A number a look left undecided that a third reader may settle: the only number its rows
+    /// read as it is above noise (``minimumUnverifiedConfidence``), at
+    /// ``Configuration/minimumAgreedConfidence`` at best, not part of a longer whole reading
+    /// (``isShortOfWholeReading(_:in:)``); with the networks that read it, and those that read
+    /// a whole number of its length failing the check nearly as surely (``failingComparableShare``).
+    /// It was refused for want of a second reader (one network, unsure), or because the other
+    /// network read the row otherwise: each network keeps its confusions in every crop of a row,
+    /// so its readings count as one reader's, however many crops gave them.
+    func contested(in look: LearnedLook) -> (number: PANCandidate, readers: Set<PANCandidate.Source>, against: Set<PANCandidate.Source>)? {
+        guard look.decided == nil else { return nil }
+        let valid = look.candidates.filter { $0.groupingMatches && $0.confidence >= Self.minimumUnverifiedConfidence }
+        guard let best = valid.max(by: { $0.confidence < $1.confidence }), Set(valid.map(\.pan)).count == 1,
+            best.confidence >= configuration.minimumAgreedConfidence,
+            !Self.isShortOfWholeReading(best.pan.revealedDigits, in: Self.wholeReadings(look.candidates, failing: look.failing))
+        else { return nil }
+        let comparable = best.confidence * Self.failingComparableShare
+        let against = look.failingByReader.filter { _, readings in
+            readings.contains { $0.digits.count == best.pan.length && $0.confidence >= comparable }
+        }
+        return (best, Set(valid.map(\.source)), Set(against.keys))
+    }
+
+    /// A contested number (``contested(in:)``) read again by Tesseract's card-digit model on its
+    /// row, and reported (as agreed) when more readers read it as it is than read the row
+    /// otherwise, each reader counted once: Tesseract and a network reading it are two; a
+    /// network that read both it and a failing number of its length counts on neither side.
+    /// Tesseract reading another valid number, or a failing one of its length, refuses it. The
+    /// check digit decides nothing here: readers outnumbering readers do, and the check only
+    /// checks the number they read.
+    func settled(
+        _ contested: (number: PANCandidate, readers: Set<PANCandidate.Source>, against: Set<PANCandidate.Source>),
+        on card: Bitmap,
+        row: LearnedRow,
+        with engines: Engines,
+        look: inout LearnedLook
+    ) throws -> PANCandidate? {
+        let tesseract = try tesseractNumbers(on: card, row: row, looking: contested.number.pan, with: engines, look: &look)
+        let disagrees = !tesseract.others.isEmpty || tesseract.failing.contains { $0.digits.count == contested.number.pan.length }
+        guard Self.outnumbers(readers: contested.readers, against: contested.against, tesseractRead: tesseract.read, tesseractDisagrees: disagrees)
+        else { return nil }
+        look.readings.append((row.box, "settled by Tesseract's reading"))
+        var agreed = contested.number
+        agreed.source = .agreed
+        return agreed
+    }
+
+    /// Whether the readers of a contested number, Tesseract's card-digit model among them,
+    /// outnumber the networks that read its row otherwise (``settled(_:on:row:with:look:)``).
+    static func outnumbers(
+        readers: Set<PANCandidate.Source>,
+        against: Set<PANCandidate.Source>,
+        tesseractRead: Bool,
+        tesseractDisagrees: Bool
+    ) -> Bool {
+        guard tesseractRead, !tesseractDisagrees else { return false }
+        let both = readers.intersection(against)
+        let pro = readers.subtracting(both).count + 1
+        return pro >= 2 && pro > against.subtracting(both).count
     }
 
     /// The expiry from Tesseract's readings of the strip under the number and the networks'

@@ -154,7 +154,7 @@ extension CardScanner {
                 CardScanner.levelled(grey, quarterTurns: turns, deskewRange: CardScanner.wideDeskew).map { ($0, nil, false) }
             }
             if let best { turns.append((best.card.turned(quarterTurns: 2), best.outline, true)) }
-            var looks = try turns.map { try look(at: $0.card, edgesKnown: $0.outline != nil) }
+            var looks = try turns.map { try look(at: $0.card, edgesKnown: $0.outline != nil, settling: !$0.halfTurn) }
             for index in looks.indices where turns[index].halfTurn {
                 if let decided = looks[index].decided, !CardScanner.readByBoth(decided, in: looks[index]) { looks[index].decided = nil }
             }
@@ -169,9 +169,12 @@ extension CardScanner {
         }
 
         /// One look at a card: its number rows read and decided, the number checked by
-        /// Tesseract where it reads beside. Past the time budget a look reads no further row,
-        /// but the first reads ``CardScanner/firstLookRows`` rows whatever the budget.
-        mutating func look(at card: Bitmap, edgesKnown: Bool = true, detectorSide: Int? = nil) throws -> LearnedLook {
+        /// Tesseract where it reads beside, or a number the networks left contested settled by
+        /// it (``CardScanner/settled(_:on:row:with:look:)``), except with `settling` false: on a
+        /// card turned half round, where the readers' errors are alike (each reads an
+        /// upside-down 6 as a 9). Past the time budget a look reads no further row, but the
+        /// first reads ``CardScanner/firstLookRows`` rows whatever the budget.
+        mutating func look(at card: Bitmap, edgesKnown: Bool = true, detectorSide: Int? = nil, settling: Bool = true) throws -> LearnedLook {
             let leastRows = firstLook ? CardScanner.firstLookRows : 1
             firstLook = false
             var look = try scanner.lookLearned(
@@ -182,8 +185,12 @@ extension CardScanner {
                 search: search,
                 leastRows: leastRows
             )
-            if let decided = look.decided, let engines, let row = look.numberRow {
-                look.decided = try scanner.checked(decided, on: card, row: row, with: engines, look: &look)
+            if let engines, let row = look.numberRow {
+                if let decided = look.decided {
+                    look.decided = try scanner.checked(decided, on: card, row: row, with: engines, look: &look)
+                } else if settling, let contested = scanner.contested(in: look) {
+                    look.decided = try scanner.settled(contested, on: card, row: row, with: engines, look: &look)
+                }
             }
             return look
         }
