@@ -141,8 +141,13 @@ extension CardScanner {
     /// and nearly as sure as the valid reading (``failingComparableShare``: a crop that blurred a
     /// digit reads it unsurely; a specimen's printed number reads as surely as its misreading).
     static func failingAlike(_ candidate: PANCandidate, in failing: [PANDecoder.NumberReading]) -> Int {
-        let comparable = candidate.confidence * failingComparableShare
-        return failing.filter { $0.digits.count == candidate.pan.length && $0.confidence >= comparable }.count
+        failing.filter { readsOtherwise($0, candidate) }.count
+    }
+
+    /// Whether a failing whole reading reads `candidate`'s row otherwise: its length, and nearly
+    /// as sure (``failingComparableShare``).
+    static func readsOtherwise(_ reading: PANDecoder.NumberReading, _ candidate: PANCandidate) -> Bool {
+        reading.digits.count == candidate.pan.length && reading.confidence >= candidate.confidence * failingComparableShare
     }
 
     /// Whether a whole number read on the same row one digit longer holds `number` (at one
@@ -216,11 +221,7 @@ extension CardScanner {
     /// then neither is reported.
     func checked(_ decided: PANCandidate, on card: Bitmap, row: LearnedRow, with engines: Engines, look: inout LearnedLook) throws -> PANCandidate? {
         let tesseract = try tesseractNumbers(on: card, row: row, looking: decided.pan, with: engines, look: &look)
-        if tesseract.read {
-            var agreed = decided
-            agreed.source = .agreed
-            return agreed
-        }
+        if tesseract.read { return decided.from(.agreed) }
         if !tesseract.others.isEmpty {
             look.readings.append((row.box, "engines disagree"))
             return nil
@@ -256,6 +257,9 @@ extension CardScanner {
         return (false, others, failing)
     }
 
+    /// A look's undecided number, the networks that read it, and those that read its row otherwise.
+    typealias Contest = (number: PANCandidate, readers: Set<PANCandidate.Source>, against: Set<PANCandidate.Source>)
+
     /// A number a look left undecided that a third reader may settle: the only number its rows
     /// read as it is above noise (``minimumUnverifiedConfidence``), at
     /// ``Configuration/minimumAgreedConfidence`` at best, not part of a longer whole reading
@@ -264,17 +268,14 @@ extension CardScanner {
     /// It was refused for want of a second reader (one network, unsure), or because the other
     /// network read the row otherwise: each network keeps its confusions in every crop of a row,
     /// so its readings count as one reader's, however many crops gave them.
-    func contested(in look: LearnedLook) -> (number: PANCandidate, readers: Set<PANCandidate.Source>, against: Set<PANCandidate.Source>)? {
+    func contested(in look: LearnedLook) -> Contest? {
         guard look.decided == nil else { return nil }
         let valid = look.candidates.filter { $0.groupingMatches && $0.confidence >= Self.minimumUnverifiedConfidence }
         guard let best = valid.max(by: { $0.confidence < $1.confidence }), Set(valid.map(\.pan)).count == 1,
             best.confidence >= configuration.minimumAgreedConfidence,
             !Self.isShortOfWholeReading(best.pan.revealedDigits, in: Self.wholeReadings(look.candidates, failing: look.failing))
         else { return nil }
-        let comparable = best.confidence * Self.failingComparableShare
-        let against = look.failingByReader.filter { _, readings in
-            readings.contains { $0.digits.count == best.pan.length && $0.confidence >= comparable }
-        }
+        let against = look.failingByReader.filter { _, readings in readings.contains { Self.readsOtherwise($0, best) } }
         return (best, Set(valid.map(\.source)), Set(against.keys))
     }
 
@@ -286,7 +287,7 @@ extension CardScanner {
     /// check digit decides nothing here: readers outnumbering readers do, and the check only
     /// checks the number they read.
     func settled(
-        _ contested: (number: PANCandidate, readers: Set<PANCandidate.Source>, against: Set<PANCandidate.Source>),
+        _ contested: Contest,
         on card: Bitmap,
         row: LearnedRow,
         with engines: Engines,
@@ -297,9 +298,7 @@ extension CardScanner {
         guard Self.outnumbers(readers: contested.readers, against: contested.against, tesseractRead: tesseract.read, tesseractDisagrees: disagrees)
         else { return nil }
         look.readings.append((row.box, "settled by Tesseract's reading"))
-        var agreed = contested.number
-        agreed.source = .agreed
-        return agreed
+        return contested.number.from(.agreed)
     }
 
     /// Whether the readers of a contested number, Tesseract's card-digit model among them,
